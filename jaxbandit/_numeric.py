@@ -1,0 +1,14 @@
+"""Dtype helpers: float32 by default, float64 when ``jax_enable_x64`` is on."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+
+def float_dtype():
+    """The default floating dtype (float64 under x64, else float32)."""
+    return jnp.zeros(()).dtype
+
+
+def as_float(x):
+    """``x`` as an array of the default floating dtype (tracers pass through, cast)."""
+    return jnp.asarray(x, dtype=float_dtype())

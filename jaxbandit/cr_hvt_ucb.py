@@ -1,0 +1,181 @@
+"""CR-Hvt-UCB (Algorithm 1 of Tani & Futami) and Hvt-UCB (Wang et al. 2025), its C = 0 case.
+
+Each round t (1-based): choose X_t by the UCB rule with β_{t−1} (eq:arm_selection); observe r_t and ν_t;
+set the scale σ_t (eq:sigma_def), the weight w_t and threshold τ_t (eq:auxi_def, eq:tau_def), all from
+V_{t−1}; update V_t = V_{t−1} + X_tX_tᵀ/(ασ_t²) (def:regular_func) by Sherman–Morrison on V⁻¹; take one
+OMD step θ̃_{t+1} = θ̂_t − V_t⁻¹∇ℓ_t(θ̂_t) on the Huber loss of z_t = (r_t − ⟨X_t, θ̂_t⟩)/σ_t
+(def:huber_loss2) and project onto {‖θ‖ ≤ S} in the V_t-norm (def:theta_OMD2); then β_t (def:beta).
+
+Constants (Algorithm 1; theory defaults of thm:regret_instance):
+
+- κ = d log(1 + L²T/(σ_min² λ α d)) — Algorithm 1's form; lem:conf_interval writes 4σ_min²λd in the
+  denominator instead, and we keep Algorithm 1's.
+- τ₀ = √(2κ)(log 3T)^e / (log(2T²/δ))^{1/(1+ε)} with e = (1−ε)/(2(1+ε))   (eq:auxi_def)
+- β_t = beta_scale·(409 log(2T²/δ) τ₀ t^e + √(λ(2+4S²))), 0⁰ = 1   (def:beta)
+- λ = d, σ_min = 1/√T, δ = 1/(8T), α = 8.
+
+Knowledge settings (Section 4.2): ``corruption`` is C when known or an upper bound C̄ (col:regret_c);
+``nu`` is a constant ν (known and constant, or an upper bound when ν_t is unknown: col:regret_nu,
+col:regret_nu_c), or ``"revealed"`` to use the ν_t the environment reveals each round (the known-ν_t
+setting of thm:regret_instance, e.g. heteroscedastic noise).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from . import _validation as V
+from ._numeric import as_float, float_dtype
+from .base import Algorithm
+from .linalg import ellipsoid_norm, project_ball_in_metric, select_ucb, sherman_morrison
+
+Array = jax.Array
+
+REVEALED = "revealed"
+
+
+class CRHvtUCBState(NamedTuple):
+    """State after round t: V_t⁻¹ `[d, d]`, θ̂_{t+1} `[d]`, β_t (scalar), t (int32 scalar)."""
+
+    V_inv: Array
+    theta: Array
+    beta: Array
+    t: Array
+
+
+class CRHvtUCBConstants(NamedTuple):
+    """The derived constants of Algorithm 1's input line (scalars, possibly traced)."""
+
+    lam: Array
+    alpha: Array
+    delta: Array
+    sigma_min: Array
+    kappa: Array
+    tau0: Array
+    exponent: Array  # e = (1 − ε)/(2(1 + ε))
+
+
+def theory_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, alpha=8.0, delta=None,
+                     sigma_min=None, kappa=None, tau0=None) -> CRHvtUCBConstants:
+    """κ, τ₀ and the theory defaults of Algorithm 1 as ``jnp`` scalars; any may be overridden."""
+    T = as_float(horizon)
+    d = as_float(dim)
+    eps = as_float(eps)
+    lam = d if lam is None else as_float(lam)
+    alpha = as_float(alpha)
+    delta = 1.0 / (8.0 * T) if delta is None else as_float(delta)
+    sigma_min = 1.0 / jnp.sqrt(T) if sigma_min is None else as_float(sigma_min)
+    exponent = (1.0 - eps) / (2.0 * (1.0 + eps))
+    if kappa is None:
+        kappa = d * jnp.log1p(as_float(L) ** 2 * T / (sigma_min ** 2 * lam * alpha * d))
+    if tau0 is None:
+        tau0 = (jnp.sqrt(2.0 * kappa) * jnp.log(3.0 * T) ** exponent
+                / jnp.log(2.0 * T ** 2 / delta) ** (1.0 / (1.0 + eps)))
+    return CRHvtUCBConstants(lam, alpha, delta, sigma_min, as_float(kappa), as_float(tau0), exponent)
+
+
+def confidence_radius(t, *, horizon, consts: CRHvtUCBConstants, S, beta_scale, beta=None):
+    """β_t of def:beta (times ``beta_scale``); a constant ``beta`` replaces the formula."""
+    if beta is not None:
+        return as_float(beta_scale) * as_float(beta) * jnp.ones_like(as_float(t))
+    T = as_float(horizon)
+    t = as_float(t)
+    growth = 409.0 * jnp.log(2.0 * T ** 2 / consts.delta) * consts.tau0 * jnp.power(t, consts.exponent)
+    return as_float(beta_scale) * (growth + jnp.sqrt(consts.lam * (2.0 + 4.0 * as_float(S) ** 2)))
+
+
+def _validate(horizon, dim, eps, nu, corruption, S, L, lam, alpha, delta, sigma_min, beta_scale,
+              beta, kappa, tau0, newton_iters):
+    horizon = V.check_int("horizon", horizon)
+    dim = V.check_int("dim", dim)
+    V.check_eps(eps)
+    if isinstance(nu, str):
+        if nu != REVEALED:
+            raise ValueError(f"nu={nu!r} is invalid: it must be a positive number or {REVEALED!r}")
+    else:
+        V.check_positive("nu", nu)
+    V.check_nonnegative("corruption", corruption)
+    for name, value in (("S", S), ("L", L), ("alpha", alpha), ("beta_scale", beta_scale)):
+        V.check_positive(name, value)
+    for name, value in (("lam", lam), ("sigma_min", sigma_min), ("beta", beta), ("kappa", kappa),
+                        ("tau0", tau0)):
+        V.check_positive(name, value)
+    V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    newton_iters = V.check_int("newton_iters", newton_iters)
+    return horizon, dim, newton_iters
+
+
+def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam=None, alpha=8.0,
+               delta=None, sigma_min=None, beta_scale=1.0, beta=None, kappa=None, tau0=None,
+               newton_iters: int = 30) -> Algorithm:
+    """CR-Hvt-UCB, Algorithm 1, with the theory constants unless overridden.
+
+    Args:
+      horizon, dim: T and d (static).
+      eps: the moment order ε ∈ (0, 1] (Assumption ass:noise).
+      nu: ν > 0 used in σ_t every round, or ``"revealed"`` to use the environment's ν_t.
+      corruption: C (known) or an upper bound C̄ ≥ 0 (col:regret_c).
+      S, L: norm bounds on θ* and contexts (Assumption ass:norm).
+      lam, alpha, delta, sigma_min: λ (default d), α (8), δ (1/(8T)), σ_min (1/√T).
+      beta_scale: multiplies β_t everywhere it appears (UCB bonus and σ_t).
+      beta: a constant radius replacing def:beta (still multiplied by ``beta_scale``).
+      kappa, tau0: override the derived κ and τ₀.
+      newton_iters: Newton iterations of the projection (static).
+
+    Every numeric argument may be a traced scalar (a ``vmap`` axis of a sweep).
+    """
+    horizon, dim, newton_iters = _validate(horizon, dim, eps, nu, corruption, S, L, lam, alpha, delta,
+                                           sigma_min, beta_scale, beta, kappa, tau0, newton_iters)
+    consts = theory_constants(horizon=horizon, dim=dim, eps=eps, S=S, L=L, lam=lam, alpha=alpha,
+                              delta=delta, sigma_min=sigma_min, kappa=kappa, tau0=tau0)
+    uses_revealed = isinstance(nu, str)
+    nu_const = None if uses_revealed else as_float(nu)
+    C = as_float(corruption)
+    S_ = as_float(S)
+
+    def radius(t):
+        return confidence_radius(t, horizon=horizon, consts=consts, S=S, beta_scale=beta_scale,
+                                 beta=beta)
+
+    def init() -> CRHvtUCBState:
+        dtype = float_dtype()
+        return CRHvtUCBState(
+            V_inv=jnp.eye(dim, dtype=dtype) / consts.lam,
+            theta=jnp.zeros(dim, dtype=dtype),
+            beta=radius(0).astype(dtype),
+            t=jnp.zeros((), jnp.int32),
+        )
+
+    def select(state: CRHvtUCBState, contexts: Array) -> Array:
+        return select_ucb(contexts, state.theta, state.V_inv, state.beta)
+
+    def update(state: CRHvtUCBState, x: Array, reward: Array, nu_t: Array) -> CRHvtUCBState:
+        t = state.t + 1
+        t_pow = jnp.power(as_float(t), consts.exponent)
+        x_norm = ellipsoid_norm(state.V_inv, x)                       # ‖X_t‖_{V_{t−1}⁻¹}
+        nu_used = as_float(nu_t) if uses_revealed else nu_const
+        sqrt_alpha = jnp.sqrt(consts.alpha)
+        sigma = jnp.maximum(                                          # eq:sigma_def
+            jnp.maximum(nu_used, consts.sigma_min),
+            jnp.maximum(
+                jnp.sqrt(2.0 * state.beta / (consts.tau0 * sqrt_alpha * t_pow)) * x_norm,
+                jnp.sqrt(C) * consts.kappa ** -0.25 * jnp.sqrt(x_norm)))
+        w = x_norm / (sigma * sqrt_alpha)                             # eq:auxi_def
+        tau = consts.tau0 * jnp.sqrt(1.0 + w * w) / w * t_pow         # eq:tau_def
+        V_inv = sherman_morrison(state.V_inv, x, 1.0 / (consts.alpha * sigma ** 2))
+        z = (reward - jnp.dot(x, state.theta)) / sigma
+        # θ̃ = θ̂ − V_t⁻¹∇ℓ_t(θ̂) with ∇ℓ_t(θ̂) = −clip(z, ±τ)·X_t/σ_t (def:huber_gra)
+        theta_tilde = state.theta + V_inv @ x * (jnp.clip(z, -tau, tau) / sigma)
+        theta = project_ball_in_metric(theta_tilde, V_inv, S_, newton_iters)
+        return CRHvtUCBState(V_inv=V_inv, theta=theta, beta=radius(t).astype(state.beta.dtype), t=t)
+
+    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=uses_revealed)
+
+
+def hvt_ucb(horizon: int, dim: int, *, eps, nu, **kwargs) -> Algorithm:
+    """Hvt-UCB of Wang et al. (2025): CR-Hvt-UCB with C = 0, where σ_t loses its corruption term."""
+    if "corruption" in kwargs:
+        raise ValueError("hvt_ucb takes no corruption: it is cr_hvt_ucb with corruption=0")
+    return cr_hvt_ucb(horizon, dim, eps=eps, nu=nu, corruption=0.0, **kwargs)

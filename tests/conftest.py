@@ -1,0 +1,26 @@
+import jax
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def x64():
+    """Run the test body with float64 enabled."""
+    with jax.enable_x64(True):
+        yield
+
+
+def random_stream(seed, T, K, d, noise="t3"):
+    """θ* and contexts on unit spheres, and a noise vector, from NumPy (independent of jaxbandit)."""
+    rng = np.random.default_rng(seed)
+    th = rng.normal(size=d)
+    th /= np.linalg.norm(th)
+    X = rng.normal(size=(T, K, d))
+    X /= np.linalg.norm(X, axis=-1, keepdims=True)
+    if noise == "t3":
+        eta = rng.standard_t(3.0, size=T)
+    elif noise == "pareto":
+        eta = (rng.pareto(1.5, size=T) + 1.0) - 3.0
+    else:
+        eta = rng.normal(size=T)
+    return th, X, eta
