@@ -109,7 +109,7 @@ def _validate(horizon, dim, eps, nu, corruption, S, L, lam, alpha, delta, sigma_
 
 def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam=None, alpha=8.0,
                delta=None, sigma_min=None, beta_scale=1.0, beta=None, kappa=None, tau0=None,
-               newton_iters: int = 30) -> Algorithm:
+               newton_iters: int = 8) -> Algorithm:
     """CR-Hvt-UCB, Algorithm 1, with the theory constants unless overridden.
 
     Args:

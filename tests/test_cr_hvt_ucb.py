@@ -1,4 +1,6 @@
 """CR-Hvt-UCB against the independent float64 NumPy loop of Algorithm 1 (tests/reference.py)."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,12 +23,22 @@ CASES = [
 ]
 
 
-def run_jax(th, X, eta, eps, nu, C, budget, beta_scale, nus=None, **kw):
-    T = X.shape[0]
-    alg = jb.cr_hvt_ucb(T, X.shape[2], eps=eps, nu=nu, corruption=C, beta_scale=beta_scale, **kw)
-    env = jb.envs.replay(theta_star=th, contexts=X, noise=eta,
-                         corruption=jb.corruption.flip(budget=budget), nu=nus)
+@functools.partial(jax.jit, static_argnames=("revealed", "overrides"))
+def _run(th, X, eta, nus, eps, nu, C, budget, beta_scale, revealed=False, overrides=()):
+    """One compiled run per (dtype, shapes, static flags): the stream and every constant are traced."""
+    T, _, d = X.shape
+    alg = jb.cr_hvt_ucb(T, d, eps=eps, nu="revealed" if revealed else nu, corruption=C,
+                        beta_scale=beta_scale, **dict(overrides))
+    env = jb.envs.replay(theta_star=th, contexts=X, noise=eta, nu=nus,
+                         corruption=jb.corruption.flip(budget=budget))
     return jb.simulate(alg, env, jax.random.key(0), horizon=T)
+
+
+def run_jax(th, X, eta, eps, nu, C, budget, beta_scale, nus=None, **kw):
+    revealed = isinstance(nu, str)
+    nus = np.ones(X.shape[0]) if nus is None else nus
+    return _run(th, X, eta, nus, eps, 1.0 if revealed else nu, C, budget, beta_scale, revealed=revealed,
+                overrides=tuple(sorted(kw.items())))
 
 
 @pytest.mark.parametrize("case", CASES)
