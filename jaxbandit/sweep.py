@@ -22,7 +22,8 @@ from __future__ import annotations
 import functools
 import itertools
 import time
-from typing import Any, Callable, Mapping, NamedTuple, Sequence
+from pathlib import Path
+from typing import Callable, Mapping, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +31,8 @@ import numpy as np
 
 from . import _validation as V
 from ._numeric import float_dtype
+from . import checkpoint as checkpoint_lib
+from . import distributed
 from .base import Algorithm, Environment
 from .results import SweepResult
 from .simulate import Carry, as_key, check_pair, init_carry, rollout
@@ -187,7 +190,7 @@ def _default_chunk(num_runs: int, horizon: int) -> int:
 
 def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = None, *, horizon: int,
           seeds: int | Sequence[int] = 1, key=0, record="all", chunk_size: int | None = None,
-          progress: bool = False) -> SweepResult:
+          progress: bool = False, devices=None, checkpoint=None) -> SweepResult:
     """Run every (algorithm × grid point × seed) and return a :class:`SweepResult` with named axes.
 
     Args:
@@ -204,6 +207,9 @@ def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = N
         O(runs × recorded rounds).
       chunk_size: rounds per compiled chunk (default: about 2^24 outputs per chunk).
       progress: show a progress bar with agent-rounds per second.
+      devices: devices to shard the runs over (default: all of ``jax.devices()``, every host's).
+      checkpoint: a directory; after every chunk the sweep saves its state there atomically, and a
+        sweep started again with the same settings resumes from it (see ``jaxbandit.checkpoint``).
     """
     horizon = V.check_int("horizon", horizon)
     algs = dict(algorithm) if isinstance(algorithm, Mapping) else {"": algorithm}
@@ -218,25 +224,40 @@ def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = N
         raise ValueError(f"seeds={seeds!r} is invalid: give a count >= 1 or non-negative integer seeds")
     rounds_kept = record_rounds(record, horizon)
     per_round = isinstance(record, str)
+    if chunk_size is not None:
+        V.check_int("chunk_size", chunk_size)
     validate_grid(make_algs, make_env, names, axes, horizon)
-    chunk = _default_chunk(1, horizon) if chunk_size is None else V.check_int("chunk_size", chunk_size)
 
     num_points = int(np.prod([a.size for a in axes])) if axes else 1
     num_seeds = seed_ids.size
     num_runs = num_points * num_seeds
-    dtype = float_dtype()
-    params = jnp.asarray(np.stack([np.repeat(flat[n], num_seeds) for n in names], axis=-1)
-                         if names else np.zeros((num_runs, 0)), dtype=dtype)
+    mesh = distributed.run_mesh(devices)
+    padded = distributed.padded_size(num_runs, mesh)
+    run_params = (np.stack([np.repeat(flat[n], num_seeds) for n in names], axis=-1)
+                  if names else np.zeros((num_runs, 0)))
+    run_seeds = np.tile(seed_ids, num_points)
+    # Pad the run axis to a multiple of the device count with copies of the last run (dropped later).
+    pad = padded - num_runs
+    run_params = np.concatenate([run_params, np.repeat(run_params[-1:], pad, axis=0)])
+    run_seeds = np.concatenate([run_seeds, np.repeat(run_seeds[-1:], pad)])
     base_key = as_key(key)
-    keys = jax.vmap(lambda s: jax.random.fold_in(base_key, s))(jnp.asarray(np.tile(seed_ids, num_points)))
-    if chunk_size is None:
-        chunk = _default_chunk(num_runs, horizon)
-    chunk = min(chunk, horizon)
+    keys = jax.vmap(lambda s: jax.random.fold_in(base_key, s))(jnp.asarray(run_seeds))
+    params = distributed.shard_runs(jnp.asarray(run_params, dtype=float_dtype()), mesh)
+    keys = distributed.shard_runs(keys, mesh)
+    chunk = min(_default_chunk(padded, horizon) if chunk_size is None else chunk_size, horizon)
 
+    ckpt_dir = None if checkpoint is None else Path(checkpoint)
+    settings = dict(horizon=horizon, grid={n: a for n, a in zip(names, axes)}, seeds=seed_ids,
+                    key=np.asarray(jax.random.key_data(base_key)), record=rounds_kept.tolist(),
+                    per_round=per_round, chunk=chunk, dtype=str(float_dtype()), runs=padded)
     per_alg = []
-    for alg_name, make_alg in make_algs.items():
-        per_alg.append(_run_algorithm(make_alg, make_env, names, horizon, per_round, params, keys, chunk,
-                                      rounds_kept, progress, alg_name))
+    for index, (alg_name, make_alg) in enumerate(make_algs.items()):
+        finger = checkpoint_lib.fingerprint(dict(settings, algorithm=alg_name, index=index,
+                                                 factory=_describe(make_alg), env=_describe(make_env)))
+        path = None if ckpt_dir is None else ckpt_dir / f"algorithm-{index}.npz"
+        kept = _run_algorithm(make_alg, make_env, names, horizon, per_round, params, keys, chunk,
+                              rounds_kept, progress, alg_name, mesh, path, finger)
+        per_alg.append({field: value[:num_runs] for field, value in kept.items()})
     data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
     lead = ("algorithm",) if isinstance(algorithm, Mapping) else ()
     grid_shape = tuple(a.size for a in axes)
@@ -248,37 +269,54 @@ def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = N
     if lead:
         coords = {"algorithm": np.asarray(list(algs)), **coords}
     return SweepResult(dims=lead + tuple(names) + ("seed", "round"), coords=coords, data=data,
-                       meta={"horizon": horizon, "record": "all" if per_round else "checkpoints"})
+                       meta={"horizon": horizon, "record": "all" if per_round else "checkpoints",
+                             "devices": 1 if mesh is None else mesh.size})
+
+
+def _describe(factory) -> str:
+    target = factory.value if isinstance(factory, _Constant) else factory
+    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(target).__name__)}"
 
 
 def _run_algorithm(make_alg, make_env, names, horizon, per_round, params, keys, chunk, rounds_kept,
-                   progress, label):
+                   progress, label, mesh, ckpt_path, finger):
     carry = _init_runs(make_alg, make_env, names, params, keys)
+    kept: dict = {}
+    start_round = 0
+    if ckpt_path is not None:
+        restored = checkpoint_lib.load(ckpt_path, template=carry, finger=finger)
+        if restored is not None:
+            carry, kept, start_round = restored
+            carry = distributed.shard_runs(carry, mesh)
     num_runs = params.shape[0]
-    kept = {}
     keep_idx = rounds_kept - 1
-    bar = _progress_bar(progress, horizon, num_runs, label)
+    bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
-    for t0 in range(0, horizon, chunk):
+    for t0 in range(start_round, horizon, chunk):
         rounds = jnp.arange(t0, t0 + chunk, dtype=jnp.int32)
         carry, out = _run_chunk(make_alg, make_env, names, horizon, per_round, params, carry, rounds)
         sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + chunk)] - t0
         for field, value in out.items():
-            kept.setdefault(field, []).append(np.asarray(value[:, sel]))
+            kept.setdefault(field, []).append(distributed.to_host(value)[:, sel])
+        done = min(t0 + chunk, horizon)
+        if ckpt_path is not None:
+            kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}
+            if jax.process_index() == 0:
+                checkpoint_lib.save(ckpt_path, carry=carry, kept=kept, next_round=done, finger=finger,
+                                    host=distributed.to_host)
         if bar is not None:
-            done = min(t0 + chunk, horizon)
             bar.update(done - bar.n)
-            rate = num_runs * done / max(time.perf_counter() - start, 1e-9)
+            rate = num_runs * (done - start_round) / max(time.perf_counter() - start, 1e-9)
             bar.set_postfix_str(f"{rate:.3g} agent-rounds/s")
     if bar is not None:
         bar.close()
     return {field: np.concatenate(parts, axis=-1) for field, parts in kept.items()}
 
 
-def _progress_bar(progress, horizon, num_runs, label):
+def _progress_bar(progress, horizon, num_runs, label, initial=0):
     if not progress:
         return None
     from tqdm.auto import tqdm
 
     desc = f"{label} ({num_runs} runs)" if label else f"{num_runs} runs"
-    return tqdm(total=horizon, desc=desc, unit="round")
+    return tqdm(total=horizon, initial=initial, desc=desc, unit="round")

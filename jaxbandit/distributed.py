@@ -1,0 +1,51 @@
+"""Sharding the run axis of a sweep over every device, on one host or many.
+
+A sweep's runs (grid points × seeds) are one leading axis; it is split over a 1-D ``Mesh`` named
+``"runs"`` with ``NamedSharding(mesh, P("runs"))``, so each device advances its own runs and no
+communication happens until results are gathered. On several hosts, call
+``jax.distributed.initialize()`` in every process first (see ``examples/cluster_sweep.py``); every
+process then runs the same script, ``jax.devices()`` lists the devices of all hosts, and results are
+gathered to every process.
+"""
+from __future__ import annotations
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+RUNS = "runs"
+
+
+def run_mesh(devices=None) -> Mesh | None:
+    """A 1-D mesh over ``devices`` (default: every device of every process); None for one device."""
+    devices = jax.devices() if devices is None else list(devices)
+    if not devices:
+        raise ValueError("devices=[] is invalid: give at least one device")
+    return None if len(devices) == 1 else Mesh(np.asarray(devices), (RUNS,))
+
+
+def padded_size(num_runs: int, mesh: Mesh | None) -> int:
+    """``num_runs`` rounded up to a multiple of the mesh size."""
+    n = 1 if mesh is None else mesh.size
+    return -(-num_runs // n) * n
+
+
+def shard_runs(tree, mesh: Mesh | None):
+    """Place every leaf's leading (run) axis across the mesh; identity on one device."""
+    if mesh is None:
+        return tree
+    sharding = NamedSharding(mesh, PartitionSpec(RUNS))
+    if jax.process_count() == 1:
+        return jax.device_put(tree, sharding)
+    from jax.experimental import multihost_utils
+
+    return multihost_utils.host_local_array_to_global_array(tree, mesh, PartitionSpec(RUNS))
+
+
+def to_host(x) -> np.ndarray:
+    """A (possibly sharded, possibly multi-host) array as a NumPy array on this process."""
+    if jax.process_count() > 1 and not getattr(x, "is_fully_addressable", True):
+        from jax.experimental import multihost_utils
+
+        return np.asarray(multihost_utils.process_allgather(x, tiled=True))
+    return np.asarray(x)
