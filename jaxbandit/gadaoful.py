@@ -1,0 +1,195 @@
+"""GAdaOFUL (Yu et al.; the seed paper's experimental comparator) for the linear (identity) link.
+
+Every round it refits an adaptive pseudo-Huber regression over all past rounds (def:yu_estimator of the
+seed paper), so its per-round cost grows with t: the point of the seed paper's Figure 1b. In round t:
+
+- choose X_t = argmax_x ⟨x, θ̂_{t−1}⟩ + β_{t−1}‖x‖_{H_{t−1}⁻¹}, ties to the lowest index;
+- σ_t = max{ν_t, σ_min, ‖X_t‖_{H_{t−1}⁻¹}/m₀, α_C √‖X_t‖_{H_{t−1}⁻¹}}, w_t = ‖X_t‖_{H_{t−1}⁻¹}/σ_t,
+  τ_t = τ₀ √(1 + w_t²)/w_t;
+- θ̂_t = argmin_{‖θ‖ ≤ S} (λk/2)‖θ‖² + Σ_{s≤t} φ_{τ_s}((r_s − ⟨X_s, θ⟩)/σ_s), solved by
+  ``robust_regression.refit`` to ``tol``, warm-started at θ̂_{t−1};
+- H_t = H_{t−1} + X_tX_tᵀ/σ_t² (H₀ = λI), H⁻¹ by Sherman–Morrison.
+
+The loss is the standard pseudo-Huber φ_τ(x) = τ²(√(1 + (x/τ)²) − 1), whose derivative τx/√(τ² + x²) is
+what the public GAdaOFUL code uses; the seed paper's def:pseudo_huber, τ²(√(τ² + x²) − 1), misplaces a τ.
+The regulariser is (λk/2)‖θ‖²: def:yu_estimator writes λ/2, the public code λ·k/2 with the link's
+lower slope bound k (1/6 there); for the identity link k = 1. α_C and m₁ use the upper slope bound K.
+
+Two sets of constants (``constants=``), each overridable argument by argument. Shared:
+σ_min = 1/√T, m₁ = 1/(42 log(2T²/δ)), κ = d log(1 + TL²/(dλσ_min²)),
+α_C = max{√K/(m₁^{1/4} d^{1/4}), √C κ^{−1/4}}.
+
+- ``"public"``: the GAdaOFUL authors' experiment notebook (NeXAIS/GAdaOFUL, ``gada1.ipynb``, first
+  commit): λ = 0.1, k = 1/6, K = 1/4, δ = 0.001, τ₀ = 1, m₀ = 1, β = 1 constant. (That notebook starts
+  with β = √λ in round 1, which picks the same arm as any β > 0 because θ̂₀ = 0. Its later versions and
+  ``GAdaOFUL.py`` use λ = 20, k = 1, m₀ = 1.5, β = 0.6 and α_C = 1 or max(1, √C).) Their C is a count of flipped rounds, not a budget.
+- ``"theory"``: the formulas left as comments in that notebook: λ = d/S², k = K = 1, δ = 1/T,
+  τ₀ = max{√(2κ), 2√d}/√log(2T²/δ), m₀ = 1/(6√(3 log(2T²/δ))),
+  β_t = (64/k)(2√(κ log(2t²/δ)) + √(d log(2t²/δ))) + 5√λ S + 4√κ/k (the comment's 5√d is 5√λS at
+  λ = d/S²), evaluated at t ≥ 1 (β₁ is used in round 1).
+
+Differences from the public code, by design: the UCB is the usual ⟨x, θ̂⟩ + β‖x‖_{H⁻¹} (the code maximises
+⟨x, θ⟩ over the ellipsoid intersected with the ball ‖θ‖ ≤ S by SLSQP), the refit is solved to ``tol``
+(the code stops SLSQP at its defaults), and ``corruption`` is a budget C on Σ|c_t|.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from . import _validation as V
+from . import robust_regression as rr
+from ._numeric import as_float, float_dtype
+from .base import Algorithm
+from .heavy_oful import check_nu
+from .linalg import ellipsoid_norm, select_ucb, sherman_morrison
+
+Array = jax.Array
+
+PRESETS = ("public", "theory")
+
+
+class GAdaOFULState(NamedTuple):
+    """State after t rounds: H_t⁻¹ `[d, d]`, θ̂_t `[d]`, the history buffers `[N, d]`/`[N]` and t."""
+
+    H_inv: Array
+    theta: Array
+    X_hist: Array
+    r_hist: Array
+    sigma_hist: Array
+    tau_hist: Array
+    t: Array
+
+
+class GAdaOFULConstants(NamedTuple):
+    lam: Array
+    reg_scale: Array   # k
+    link_bound: Array  # K
+    delta: Array
+    sigma_min: Array
+    kappa: Array
+    tau0: Array
+    m0: Array
+    alpha_c: Array
+
+
+def gadaoful_constants(*, horizon, dim, corruption, constants="public", S=1.0, L=1.0, lam=None,
+                       reg_scale=None, link_bound=None, delta=None, sigma_min=None, tau0=None, m0=None,
+                       alpha_c=None) -> GAdaOFULConstants:
+    """The preset's constants as ``jnp`` scalars, any of them overridden (see the module docstring)."""
+    if constants not in PRESETS:
+        raise ValueError(f"constants={constants!r} is invalid: it must be one of {PRESETS}")
+    T = as_float(horizon)
+    d = as_float(dim)
+    public = constants == "public"
+    if lam is None:
+        lam = 0.1 if public else d / as_float(S) ** 2
+    if reg_scale is None:
+        reg_scale = 1.0 / 6.0 if public else 1.0
+    if link_bound is None:
+        link_bound = 0.25 if public else 1.0
+    if delta is None:
+        delta = 0.001 if public else 1.0 / T
+    lam, delta = as_float(lam), as_float(delta)
+    sigma_min = 1.0 / jnp.sqrt(T) if sigma_min is None else as_float(sigma_min)
+    log_delta = jnp.log(2.0 * T ** 2 / delta)
+    kappa = d * jnp.log1p(T * as_float(L) ** 2 / (d * lam * sigma_min ** 2))
+    m1 = 1.0 / (42.0 * log_delta)
+    if tau0 is None:
+        tau0 = 1.0 if public else jnp.maximum(jnp.sqrt(2.0 * kappa), 2.0 * jnp.sqrt(d)) / jnp.sqrt(log_delta)
+    if m0 is None:
+        m0 = 1.0 if public else 1.0 / (6.0 * jnp.sqrt(3.0 * log_delta))
+    if alpha_c is None:
+        alpha_c = jnp.maximum(jnp.sqrt(as_float(link_bound)) / (m1 ** 0.25 * d ** 0.25),
+                              jnp.sqrt(as_float(corruption)) * kappa ** -0.25)
+    return GAdaOFULConstants(lam, as_float(reg_scale), as_float(link_bound), delta, sigma_min, kappa,
+                             as_float(tau0), as_float(m0), as_float(alpha_c))
+
+
+def gadaoful_theory_radius(t, *, dim, consts: GAdaOFULConstants, S):
+    """β_t = (64/k)(2√(κ log(2t²/δ)) + √(d log(2t²/δ))) + 5√λS + 4√κ/k, at max(t, 1)."""
+    t = jnp.maximum(as_float(t), 1.0)
+    log_t = jnp.log(2.0 * t ** 2 / consts.delta)
+    k = consts.reg_scale
+    return ((64.0 / k) * (2.0 * jnp.sqrt(consts.kappa * log_t) + jnp.sqrt(as_float(dim) * log_t))
+            + 5.0 * jnp.sqrt(consts.lam) * as_float(S) + 4.0 * jnp.sqrt(consts.kappa) / k)
+
+
+def gadaoful(horizon: int, dim: int, *, nu, corruption, constants: str = "public", S=1.0, L=1.0,
+             lam=None, reg_scale=None, link_bound=None, delta=None, sigma_min=None, tau0=None, m0=None,
+             alpha_c=None, beta=None, beta_scale=1.0, tol=None, max_newton_iters: int = 50) -> Algorithm:
+    """GAdaOFUL for the identity link, ``constants="public"`` (default) or ``"theory"``.
+
+    Args:
+      horizon, dim: T and d (static).
+      nu: the noise standard-deviation bound ν > 0 used in σ_t, or ``"revealed"`` for the environment's
+        ν_t (with ε = 1 it is the standard-deviation bound).
+      corruption: C ≥ 0 (or an upper bound), used only in α_C.
+      constants: ``"public"`` or ``"theory"`` (static), see the module docstring.
+      S, L: ‖θ*‖ ≤ S (also the estimator's constraint), ‖X_t‖ ≤ L (defaults 1, 1).
+      lam, reg_scale, link_bound, delta, sigma_min, tau0, m0, alpha_c: override λ, k, K, δ, σ_min, τ₀,
+        m₀, α_C of the preset.
+      beta: a constant radius ≥ 0 replacing the preset's; beta_scale multiplies it (default 1).
+      tol, max_newton_iters: the refit's stopping tolerance on the projected-Newton step (default 1e-10
+        in float64, 1e-5 in float32) and iteration cap (static, default 50).
+
+    Every numeric argument may be a traced scalar. The per-round cost is O(t d²) per Newton iteration.
+    """
+    horizon = V.check_int("horizon", horizon)
+    dim = V.check_int("dim", dim)
+    revealed = check_nu(nu)
+    if constants not in PRESETS:
+        raise ValueError(f"constants={constants!r} is invalid: it must be one of {PRESETS}")
+    V.check_nonnegative("corruption", corruption)
+    for name, value in (("S", S), ("L", L), ("lam", lam), ("reg_scale", reg_scale),
+                        ("link_bound", link_bound), ("sigma_min", sigma_min), ("tau0", tau0), ("m0", m0),
+                        ("beta_scale", beta_scale), ("tol", tol)):
+        V.check_positive(name, value)
+    V.check_nonnegative("alpha_c", alpha_c)
+    V.check_nonnegative("beta", beta)
+    V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
+    max_newton_iters = V.check_int("max_newton_iters", max_newton_iters)
+    consts = gadaoful_constants(horizon=horizon, dim=dim, corruption=corruption, constants=constants,
+                                S=S, L=L, lam=lam, reg_scale=reg_scale, link_bound=link_bound,
+                                delta=delta, sigma_min=sigma_min, tau0=tau0, m0=m0, alpha_c=alpha_c)
+    nu_const = None if revealed else as_float(nu)
+    S_ = as_float(S)
+    reg = consts.lam * consts.reg_scale
+
+    def radius(t):
+        if beta is not None:
+            base = as_float(beta)
+        elif constants == "public":
+            base = jnp.ones((), float_dtype())
+        else:
+            base = gadaoful_theory_radius(t, dim=dim, consts=consts, S=S)
+        return as_float(beta_scale) * base
+
+    def init() -> GAdaOFULState:
+        dtype = float_dtype()
+        hist = rr.empty_history(horizon, dim, dtype)
+        return GAdaOFULState(H_inv=(jnp.eye(dim, dtype=dtype) / consts.lam).astype(dtype),
+                             theta=jnp.zeros(dim, dtype), X_hist=hist.X, r_hist=hist.r,
+                             sigma_hist=hist.sigma, tau_hist=hist.tau, t=jnp.zeros((), jnp.int32))
+
+    def select(state: GAdaOFULState, contexts: Array) -> Array:
+        return select_ucb(contexts, state.theta, state.H_inv, radius(state.t).astype(state.theta.dtype))
+
+    def update(state: GAdaOFULState, x: Array, reward: Array, nu_t: Array) -> GAdaOFULState:
+        dtype = state.theta.dtype
+        x_norm = ellipsoid_norm(state.H_inv, x)                         # ‖X_t‖_{H_{t−1}⁻¹}
+        nu_used = as_float(nu_t) if revealed else nu_const
+        sigma = jnp.maximum(jnp.maximum(nu_used, consts.sigma_min),
+                            jnp.maximum(x_norm / consts.m0, consts.alpha_c * jnp.sqrt(x_norm)))
+        w = x_norm / sigma
+        tau = consts.tau0 * jnp.sqrt(1.0 + w * w) / w
+        hist = rr.append(rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist,
+                                    state.t), x, reward, sigma, tau)
+        fit = rr.refit(state.theta, hist, reg, S_, rr.pseudo_huber, tol=tol, max_iters=max_newton_iters)
+        H_inv = sherman_morrison(state.H_inv, x, (1.0 / sigma ** 2).astype(dtype))
+        return GAdaOFULState(H_inv=H_inv, theta=fit.theta.astype(dtype), X_hist=hist.X, r_hist=hist.r,
+                             sigma_hist=hist.sigma, tau_hist=hist.tau, t=state.t + 1)
+
+    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=revealed)

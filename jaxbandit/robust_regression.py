@@ -1,0 +1,221 @@
+"""Adaptive (pseudo-)Huber regression over all past rounds, solved to a tolerance under ``jit``.
+
+Heavy-OFUL (Huang et al. 2023) and GAdaOFUL (Yu et al.) refit, every round,
+
+    θ̂ = argmin_{‖θ‖₂ ≤ S}  (reg/2)‖θ‖² + Σ_{s ≤ n} ρ_{τ_s}((r_s − ⟨X_s, θ⟩)/σ_s)
+
+over the whole history, with ρ the Huber loss (Heavy-OFUL) or the pseudo-Huber loss (GAdaOFUL). The
+objective is reg-strongly convex, so the minimiser is unique.
+
+The history lives in fixed buffers `[N, d]`, N = the horizon rounded up to a multiple of ``BLOCK``,
+filled up to ``count``. Sums over it run block by block up to the last filled block only (a
+``fori_loop`` with a traced trip count), so a refit at round t costs O(t d²) per Newton iteration: the
+per-round cost grows with t, as it does for these estimators in the papers.
+
+Solver: projected Newton with an Armijo line search (the proximal Newton method). At θ, with gradient g
+and (generalised) Hessian H of the objective, the quadratic model is minimised exactly over the ball:
+θ̄ = argmin_{‖θ'‖≤S} ‖θ' − (θ − H⁻¹g)‖_H (:func:`project_ball_eig`, on the one eigendecomposition of H
+that also gives the Newton step), a descent direction Δ = θ̄ − θ; the step θ + sΔ takes the largest
+s ∈ {1, ½, …, 2^{1−LINE_SEARCH}} with sufficient (Armijo) decrease. It stops when ‖Δ‖₂ ≤ ``tol``
+(then takes the full step), when no step decreases the objective beyond rounding, or after
+``max_iters`` iterations. Near the solution the unit step is taken and convergence is quadratic
+(pseudo-Huber, smooth) or finite once the clipped set settles (Huber, piecewise quadratic), so the
+returned θ is typically far closer than ``tol`` to the exact minimiser (about 1e-15 against a SciPy
+solve in the tests, in 2–5 iterations).
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+Array = jax.Array
+
+BLOCK = 128          #: rows of history summed per block
+LINE_SEARCH = 12     #: candidate step sizes 1, 1/2, ..., 2^-11
+ARMIJO = 1e-4        #: sufficient-decrease constant
+
+
+class History(NamedTuple):
+    """Past rounds: X `[N, d]`, r `[N]`, σ `[N]`, τ `[N]` and the number filled, ``count`` (int32)."""
+
+    X: Array
+    r: Array
+    sigma: Array
+    tau: Array
+    count: Array
+
+
+class RefitResult(NamedTuple):
+    """The refit θ̂ `[d]`, Newton iterations used and the last step norm ‖Δ‖₂."""
+
+    theta: Array
+    iters: Array
+    step: Array
+
+
+def buffer_rows(horizon: int) -> int:
+    """N: the horizon rounded up to a multiple of the block size."""
+    block = min(BLOCK, horizon)
+    return -(-horizon // block) * block
+
+
+def empty_history(horizon: int, dim: int, dtype) -> History:
+    """Buffers for ``horizon`` rounds; unused rows hold X = 0, r = 0, σ = τ = 1 (they add nothing)."""
+    n = buffer_rows(horizon)
+    return History(X=jnp.zeros((n, dim), dtype), r=jnp.zeros((n,), dtype), sigma=jnp.ones((n,), dtype),
+                   tau=jnp.ones((n,), dtype), count=jnp.zeros((), jnp.int32))
+
+
+def append(hist: History, x, r, sigma, tau) -> History:
+    """The history with (x, r, σ, τ) written at row ``count``."""
+    i = hist.count
+    dtype = hist.r.dtype
+    return History(X=hist.X.at[i].set(x.astype(dtype)), r=hist.r.at[i].set(jnp.asarray(r, dtype)),
+                   sigma=hist.sigma.at[i].set(jnp.asarray(sigma, dtype)),
+                   tau=hist.tau.at[i].set(jnp.asarray(tau, dtype)), count=i + 1)
+
+
+# A loss maps (z, τ) to (ρ_τ(z), ρ'_τ(z), ρ''_τ(z)), elementwise.
+Loss = Callable[[Array, Array], tuple]
+
+
+def huber(z: Array, tau: Array):
+    """Huber loss f_τ(z) = z²/2 for |z| ≤ τ, τ|z| − τ²/2 beyond; f' = clip(z, ±τ), f'' = 1{|z| ≤ τ}."""
+    inside = jnp.abs(z) <= tau
+    value = jnp.where(inside, 0.5 * z * z, tau * jnp.abs(z) - 0.5 * tau * tau)
+    return value, jnp.clip(z, -tau, tau), inside.astype(z.dtype)
+
+
+def pseudo_huber(z: Array, tau: Array):
+    """Pseudo-Huber φ_τ(z) = τ²(√(1 + (z/τ)²) − 1), φ' = τz/√(τ² + z²), φ'' = τ³/(τ² + z²)^{3/2}.
+
+    The value is computed as z²/(√(1 + u²) + 1), u = z/τ, which has no cancellation for small z.
+    """
+    u = z / tau
+    root = jnp.sqrt(1.0 + u * u)
+    return z * z / (root + 1.0), z / root, 1.0 / (root * root * root)
+
+
+def _num_blocks(hist: History, block: int):
+    return (hist.count + block - 1) // block
+
+
+def _rows(hist: History, i, block: int):
+    start = i * block
+    sl = lambda a: jax.lax.dynamic_slice_in_dim(a, start, block)  # noqa: E731
+    mask = (start + jnp.arange(block)) < hist.count
+    return sl(hist.X), sl(hist.r), sl(hist.sigma), sl(hist.tau), mask
+
+
+def value_grad_hess(theta: Array, hist: History, reg: Array, loss: Loss):
+    """The objective, its gradient `[d]` and (generalised) Hessian `[d, d]` at θ."""
+    d = theta.shape[0]
+    block = min(BLOCK, hist.r.shape[0])
+
+    def body(i, acc):
+        f, g, H = acc
+        X, r, s, tau, mask = _rows(hist, i, block)
+        z = (r - X @ theta) / s
+        rho, d1, d2 = loss(z, tau)
+        rho = jnp.where(mask, rho, 0.0)
+        d1 = jnp.where(mask, d1, 0.0) / s
+        d2 = jnp.where(mask, d2, 0.0) / (s * s)
+        return f + jnp.sum(rho), g - X.T @ d1, H + (X * d2[:, None]).T @ X
+
+    zero = jnp.zeros((), theta.dtype)
+    f, g, H = jax.lax.fori_loop(0, _num_blocks(hist, block), body,
+                                (zero, jnp.zeros_like(theta), jnp.zeros((d, d), theta.dtype)))
+    return (f + 0.5 * reg * jnp.dot(theta, theta), g + reg * theta,
+            H + reg * jnp.eye(d, dtype=theta.dtype))
+
+
+def values(thetas: Array, hist: History, reg: Array, loss: Loss) -> Array:
+    """The objective at each of ``thetas`` `[m, d]`; returns `[m]`."""
+    block = min(BLOCK, hist.r.shape[0])
+
+    def body(i, acc):
+        X, r, s, tau, mask = _rows(hist, i, block)
+        z = (r[:, None] - X @ thetas.T) / s[:, None]                    # [block, m]
+        rho, _, _ = loss(z, tau[:, None])
+        return acc + jnp.sum(jnp.where(mask[:, None], rho, 0.0), axis=0)
+
+    acc = jax.lax.fori_loop(0, _num_blocks(hist, block), body, jnp.zeros(thetas.shape[0], thetas.dtype))
+    return acc + 0.5 * reg * jnp.sum(thetas * thetas, axis=1)
+
+
+def default_tol(dtype) -> float:
+    """1e-10 in float64, 1e-5 in float32 (static: it depends only on the dtype)."""
+    return 1e-10 if jnp.dtype(dtype) == jnp.float64 else 1e-5
+
+
+def project_ball_eig(h: Array, Q: Array, theta_tilde: Array, radius, num_iters: int = 30) -> Array:
+    """argmin_{‖θ‖ ≤ radius} ‖θ − θ̃‖_H for H = Q diag(h) Qᵀ (h > 0).
+
+    Outside the ball, KKT gives θ(μ) = (H + μI)⁻¹Hθ̃ = Q diag(h/(h + μ)) Qᵀθ̃ with μ > 0 solving
+    ‖θ(μ)‖ = radius. g(μ) = 1/‖θ(μ)‖ − 1/radius is increasing and concave (the Moré–Sorensen secular
+    equation), so Newton from μ₀ = h_min(‖θ̃‖/radius − 1), left of the root since
+    ‖θ(μ)‖ ≥ ‖θ̃‖h_min/(h_min + μ), climbs to it monotonically; each iteration is O(d).
+    """
+    c = Q.T @ theta_tilde
+    c2 = c * c
+    norm_tilde = jnp.sqrt(jnp.sum(c2))
+    outside = norm_tilde > radius
+    h_min = jnp.min(h)
+
+    def newton(mu, _):
+        q = h / (h + mu)
+        n2 = jnp.sum(c2 * q * q)
+        dn2 = -2.0 * jnp.sum(c2 * q * q / (h + mu))        # d‖θ(μ)‖²/dμ
+        n = jnp.sqrt(n2)
+        g = 1.0 / n - 1.0 / radius
+        dg = -0.5 * dn2 / (n2 * n)
+        step = jnp.where(dg > 0, g / dg, 0.0)
+        return jnp.maximum(mu - step, 0.0), None
+
+    mu0 = h_min * jnp.maximum(norm_tilde / radius - 1.0, 0.0)
+    mu, _ = jax.lax.scan(newton, mu0, None, length=num_iters)
+    return jnp.where(outside, Q @ (c * h / (h + mu)), theta_tilde)
+
+
+def refit(theta0: Array, hist: History, reg, radius, loss: Loss, *, tol=None, max_iters: int = 50,
+          projection_iters: int = 30) -> RefitResult:
+    """argmin_{‖θ‖ ≤ radius} (reg/2)‖θ‖² + Σ_s ρ_{τ_s}((r_s − ⟨X_s,θ⟩)/σ_s), warm-started at ``theta0``.
+
+    ``reg``, ``radius`` and ``tol`` may be traced; ``max_iters`` and ``projection_iters`` are static.
+    ``tol`` (default :func:`default_tol`) bounds the last projected-Newton step ‖Δ‖₂.
+    """
+    dtype = theta0.dtype
+    reg = jnp.asarray(reg, dtype)
+    radius = jnp.asarray(radius, dtype)
+    tol = jnp.asarray(default_tol(dtype) if tol is None else tol, dtype)
+    steps = 0.5 ** jnp.arange(LINE_SEARCH, dtype=dtype)
+    slack = 16.0 * jnp.finfo(dtype).eps
+
+    def cond(c):
+        it, _, _, stop = c
+        return (it < max_iters) & ~stop
+
+    def body(c):
+        it, theta, _, _ = c
+        f, g, H = value_grad_hess(theta, hist, reg, loss)
+        h, Q = jnp.linalg.eigh(0.5 * (H + H.T))
+        h = jnp.maximum(h, reg)                                          # H ⪰ reg·I exactly
+        newton_point = theta - Q @ ((Q.T @ g) / h)
+        target = project_ball_eig(h, Q, newton_point, radius, projection_iters)
+        delta = target - theta
+        step = jnp.linalg.norm(delta)
+        cands = theta + steps[:, None] * delta
+        fc = values(cands, hist, reg, loss)
+        # sufficient decrease, up to rounding in f (near the optimum the decrease is below it)
+        ok = fc - f <= ARMIJO * steps * jnp.dot(g, delta) + slack * (jnp.abs(f) + 1.0)
+        moved = jnp.any(ok)
+        done = step <= tol
+        new = jnp.where(done, target, jnp.where(moved, cands[jnp.argmax(ok)], theta))
+        # no acceptable step: the optimum is reached up to rounding, so stop as well
+        return it + 1, new, step, done | ~moved
+
+    init = (jnp.zeros((), jnp.int32), theta0, jnp.full((), jnp.inf, dtype), jnp.zeros((), bool))
+    iters, theta, step, _ = jax.lax.while_loop(cond, body, init)
+    return RefitResult(theta=theta, iters=iters, step=step)
