@@ -1,5 +1,8 @@
 """Command line: ``python -m jaxbandit`` (the default demo) and subcommands.
 
+- ``python -m jaxbandit [demo] [--horizon T] [--seeds n] [--out DIR]``: the default experiment;
+- ``python -m jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result, nothing re-run.
+
 Every ``ValueError`` from bad input becomes a one-line ``error: ...`` message and exit status 2.
 """
 from __future__ import annotations
@@ -29,6 +32,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="the default experiment (run when no command is given)")
     _add_demo_args(demo)
     _add_demo_args(parser)
+    plot = sub.add_parser("plot", help="redraw a saved sweep result (.npz + .json) without re-running it",
+                          description="Redraw a saved SweepResult: one panel of mean ± s.e. cumulative "
+                                      "regret per value of its first grid axis other than 'algorithm'.")
+    plot.add_argument("file", type=Path, metavar="FILE", help="a result written by SweepResult.save")
+    plot.add_argument("--out", dest="plot_out", type=Path, default=None, metavar="PNG",
+                      help="where to write the figure (default: FILE with .png, or -loglog.png)")
+    plot.add_argument("--loglog", action="store_true", help="log-log axes")
     return parser
 
 
@@ -93,12 +103,62 @@ def run_demo(horizon: int, seeds: int, out: Path, progress: bool = True) -> dict
     return {"result": res, "seconds": elapsed}
 
 
+def load_result(file: Path):
+    """Read a saved :class:`~jaxbandit.SweepResult`; any failure is a ``ValueError`` naming FILE."""
+    import zipfile
+
+    from jaxbandit.analysis import check_result
+    from jaxbandit.results import SweepResult
+
+    file = Path(file)
+    npz = file if file.suffix == ".npz" else file.with_suffix(".npz")
+    if not npz.is_file():
+        also = f" (looked for {npz})" if npz != file else ""
+        raise ValueError(f"FILE={str(file)!r} does not exist{also}: give a result written by "
+                         "SweepResult.save (a .npz with its .json)")
+    if not zipfile.is_zipfile(npz):
+        raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result: {npz} is not a .npz archive")
+    try:
+        result = SweepResult.load(npz)
+    except Exception as err:  # numpy, zipfile and json each raise their own kinds on a bad file
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result ({reason})") from None
+    try:
+        return check_result(result, name="FILE")
+    except ValueError as err:
+        raise ValueError(f"FILE={str(file)!r} is not a jaxbandit sweep result: {err}") from None
+
+
+def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
+    """Redraw a saved result (never re-runs anything); returns the PNG written."""
+    from jaxbandit.plots import _pyplot, plot_panels, save_figure
+
+    result = load_result(file)
+    file = Path(file)
+    if out is None:
+        out = file.with_name(file.stem + ("-loglog" if loglog else "") + ".png")
+    elif out.is_dir():
+        out = out / (file.stem + ("-loglog" if loglog else "") + ".png")
+    elif out.suffix.lower() != ".png":
+        raise ValueError(f"--out={str(out)!r} is invalid: it must end in .png or be a directory")
+    horizon = result.meta.get("horizon", int(result.coords["round"][-1]))
+    seeds = len(result.coords["seed"])
+    fig = plot_panels(result, loglog=loglog,
+                      title=f"{file.name}: T={horizon}, mean ± s.e. over {seeds} seed(s)")
+    save_figure(fig, out)
+    _pyplot().close(fig)
+    print(f"wrote {out}")
+    return out
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         if args.command in (None, "demo"):
             run_demo(args.horizon, args.seeds, args.out, args.progress)
+        elif args.command == "plot":
+            run_plot(args.file, args.plot_out, args.loglog)
         return 0
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -1,9 +1,28 @@
-"""Plots of sweep results (matplotlib, headless-safe). Plotting never re-runs anything."""
+"""Plots of sweep results (matplotlib, headless-safe). Plotting never re-runs anything.
+
+Every ``plot_*`` function draws on ``ax`` (a new figure when ``None``) and returns the Axes; means are
+over seeds with a ± one standard-error band or bar:
+
+- :func:`plot_regret_curves`: cumulative regret against round t (``loglog=True`` for log–log axes);
+- :func:`plot_final_vs`: final regret against one grid axis, e.g. C — a robustness frontier;
+- :func:`plot_runtime`: wall-clock seconds against horizon T on log–log axes;
+- :func:`plot_panels`: a figure with one regret panel per value of a grid axis (what
+  ``python -m jaxbandit plot FILE`` draws).
+"""
 from __future__ import annotations
+
+import math
+from typing import Mapping
 
 import numpy as np
 
+from .analysis import _seed_last, check_result, mean_and_stderr
 from .results import SweepResult
+
+__all__ = ["mean_and_stderr", "plot_regret_curves", "plot_final_vs", "plot_runtime", "plot_panels",
+           "panel_axis", "save_figure"]
+
+_NON_GRID = ("algorithm", "seed", "round")
 
 
 def _pyplot():
@@ -19,31 +38,71 @@ def _pyplot():
     return plt
 
 
-def mean_and_stderr(curves: np.ndarray, axis: int = 0):
-    """Mean and standard error of the mean along ``axis`` (ddof = 1; zero error for one curve)."""
-    curves = np.asarray(curves, dtype=np.float64)
-    n = curves.shape[axis]
-    mean = curves.mean(axis=axis)
-    se = curves.std(axis=axis, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
-    return mean, se
-
-
-def plot_regret_curves(result: SweepResult, *, ax=None, loglog: bool = False, title: str | None = None):
-    """Mean cumulative regret against round with a standard-error band, one line per combination of
-    the axes other than ``seed`` and ``round``."""
-    plt = _pyplot()
+def _new_axes(ax, figsize=(6, 4)):
     if ax is None:
-        _, ax = plt.subplots(figsize=(6, 4))
-    rounds = np.asarray(result.coords["round"])
-    seed_ax = result.axis("seed")
-    curves = np.moveaxis(np.asarray(result.cumulative_regret), seed_ax, -2)
-    other = [d for d in result.dims if d not in ("seed", "round")]
+        _, ax = _pyplot().subplots(figsize=figsize)
+        return ax
+    from matplotlib.axes import Axes
+
+    if not isinstance(ax, Axes):
+        raise ValueError(f"ax={ax!r} is invalid: it must be a matplotlib Axes or None")
+    return ax
+
+
+def _check_flag(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}={value!r} is invalid: it must be True or False")
+    return bool(value)
+
+
+def _format_value(dim, value) -> str:
+    if dim == "algorithm":
+        return str(value)
+    return f"{dim}={float(value):g}"
+
+
+def _labels(result: SweepResult, dims) -> list[str]:
+    """One label per combination of ``dims`` (C order), e.g. ``"CR-Hvt-UCB, C=100"``."""
+    if not dims:
+        return [""]
+    grids = np.meshgrid(*[np.asarray(result.coords[d]) for d in dims], indexing="ij")
+    flat = [g.ravel() for g in grids]
+    return [", ".join(_format_value(d, values[i]) for d, values in zip(dims, flat))
+            for i in range(flat[0].size)]
+
+
+def _prefixed(label, labels: list[str]) -> list[str]:
+    if label is None:
+        return labels
+    if not isinstance(label, str):
+        raise ValueError(f"label={label!r} is invalid: it must be a string or None")
+    return [f"{label}, {x}" if x else label for x in labels]
+
+
+def plot_regret_curves(result: SweepResult, *, ax=None, loglog: bool = False, title: str | None = None,
+                       label: str | None = None):
+    """Mean cumulative regret against round t with a ± one standard-error band over seeds, one line
+    per combination of the axes other than ``seed`` and ``round`` (select first with ``result.sel``
+    to plot fewer). ``loglog=True``: log–log axes, where a slope-1 line is linear regret. ``label``
+    prefixes every line's legend entry (e.g. the algorithm's name when the result has no
+    ``algorithm`` axis); call again with the same ``ax`` to overlay another result."""
+    check_result(result)
+    loglog = _check_flag("loglog", loglog)
+    ax = _new_axes(ax)
+    rounds = np.asarray(result.coords["round"], dtype=np.float64)
+    curves, other = _seed_last(result)
     flat = curves.reshape((-1,) + curves.shape[-2:])
-    labels = _labels(result, other)
-    for label, c in zip(labels, flat):
+    labels = _prefixed(label, _labels(result, other))
+    for name, c in zip(labels, flat):
         mean, se = mean_and_stderr(c, axis=0)
-        line, = ax.plot(rounds, mean, label=label)
-        ax.fill_between(rounds, mean - se, mean + se, color=line.get_color(), alpha=0.25, linewidth=0)
+        line, = ax.plot(rounds, mean, label=name or None,
+                        marker="o" if rounds.size < 3 else None)  # e.g. a tuning result: final round only
+        lower = mean - se
+        if loglog:  # a band reaching 0 would be drawn to −∞; stop it at the curve's positive floor
+            positive = mean[mean > 0]
+            floor = positive.min() if positive.size else np.nan
+            lower = np.where(lower > 0, lower, floor)
+        ax.fill_between(rounds, lower, mean + se, color=line.get_color(), alpha=0.25, linewidth=0)
     if loglog:
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -51,25 +110,171 @@ def plot_regret_curves(result: SweepResult, *, ax=None, loglog: bool = False, ti
     ax.set_ylabel("cumulative regret")
     if title:
         ax.set_title(title)
-    if any(labels):
+    if any(labels) or ax.get_legend() is not None:
+        ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both" if loglog else "major")
+    return ax
+
+
+def plot_final_vs(result: SweepResult, axis: str = "C", *, ax=None, logx: bool = False,
+                  logy: bool = False, title: str | None = None, label: str | None = None):
+    """Final cumulative regret (mean ± s.e. over seeds) against the grid axis ``axis``, one line per
+    combination of the other axes (e.g. one per algorithm): the robustness frontier when ``axis`` is
+    the corruption budget C.
+
+    ``logx=True`` uses a log x axis, or a symmetric-log one (linear below the smallest non-zero
+    |value|) when the values include 0 or negatives, as a C grid starting at 0 does. ``label``
+    prefixes every legend entry.
+    """
+    check_result(result)
+    logx = _check_flag("logx", logx)
+    logy = _check_flag("logy", logy)
+    grid_axes = [d for d in result.dims if d not in _NON_GRID]
+    if axis not in grid_axes:
+        raise ValueError(f"axis={axis!r} is invalid: it must be one of the result's numeric grid axes "
+                         f"{tuple(grid_axes)}")
+    ax = _new_axes(ax)
+    arr, other = _seed_last(result)
+    final = arr[..., -1]                                      # [*other, seed]
+    i = other.index(axis)
+    final = np.moveaxis(final, i, -2)                         # [*rest, axis, seed]
+    rest = [d for d in other if d != axis]
+    x = np.asarray(result.coords[axis], dtype=np.float64)
+    order = np.argsort(x, kind="stable")
+    flat = final.reshape((-1,) + final.shape[-2:])
+    labels = _prefixed(label, _labels(result, rest))
+    for name, f in zip(labels, flat):
+        mean, se = mean_and_stderr(f, axis=-1)
+        ax.errorbar(x[order], mean[order], yerr=se[order], marker="o", markersize=4, capsize=3,
+                    label=name or None)
+    if logx:
+        nonzero = np.abs(x[x != 0])
+        if np.all(x > 0):
+            ax.set_xscale("log")
+        elif nonzero.size:
+            ax.set_xscale("symlog", linthresh=float(nonzero.min()))
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(axis)
+    ax.set_ylabel(f"final cumulative regret (T={int(np.asarray(result.coords['round'])[-1])})")
+    if title:
+        ax.set_title(title)
+    if any(labels) or ax.get_legend() is not None:
         ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return ax
 
 
-def _labels(result: SweepResult, dims) -> list[str]:
-    if not dims:
-        return [""]
-    grids = np.meshgrid(*[np.asarray(result.coords[d]) for d in dims], indexing="ij")
-    flat = [g.ravel() for g in grids]
-    out = []
-    for i in range(flat[0].size):
-        parts = []
-        for d, values in zip(dims, flat):
-            v = values[i]
-            parts.append(str(v) if d == "algorithm" else f"{d}={float(v):g}")
-        out.append(", ".join(parts))
-    return out
+def _loglog_fit(x, y) -> float:
+    lx, ly = np.log(x), np.log(y)
+    lx = lx - lx.mean()
+    return float(lx @ (ly - ly.mean()) / (lx @ lx))
+
+
+def plot_runtime(runtimes: Mapping[str, tuple], *, ax=None, title: str | None = None,
+                 show_slope: bool = True):
+    """Wall-clock seconds against horizon T on log–log axes, one line per name.
+
+    Args:
+      runtimes: ``{name: (T, seconds)}`` with ``T`` `[n]` positive horizons and ``seconds`` `[n]` or
+        `[n, repeats]` positive timings; with repeats the line is the median and the bar spans
+        min to max (timings are skewed by outliers, so no mean ± s.e. here).
+      show_slope: append the fitted log–log slope to each label (1: time linear in T, 2: quadratic)
+        when a name has at least two distinct horizons.
+    """
+    show_slope = _check_flag("show_slope", show_slope)
+    if not isinstance(runtimes, Mapping) or not runtimes:
+        raise ValueError(f"runtimes={runtimes!r} is invalid: it must be a non-empty dict "
+                         "name -> (horizons T, seconds)")
+    series = []
+    for name, value in runtimes.items():
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            raise ValueError(f"runtimes[{name!r}] is invalid: it must be a pair (horizons T, seconds)")
+        T = np.asarray(value[0], dtype=np.float64)
+        sec = np.asarray(value[1], dtype=np.float64)
+        if T.ndim != 1 or T.size == 0:
+            raise ValueError(f"runtimes[{name!r}] horizons have shape {T.shape}: expected a non-empty 1-D "
+                             "array")
+        if sec.ndim not in (1, 2) or sec.shape[0] != T.size or sec.size == 0:
+            raise ValueError(f"runtimes[{name!r}] seconds have shape {sec.shape}: expected ({T.size},) or "
+                             f"({T.size}, repeats) to match the horizons")
+        for what, arr in (("horizons", T), ("seconds", sec)):
+            if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+                raise ValueError(f"runtimes[{name!r}] {what} must be finite numbers in (0, inf) for log "
+                                 f"axes, got {arr.ravel().tolist()}")
+        series.append((str(name), T, sec.reshape(T.size, -1)))
+    ax = _new_axes(ax)
+    for name, T, sec in series:
+        order = np.argsort(T, kind="stable")
+        T, sec = T[order], sec[order]
+        mid = np.median(sec, axis=1)
+        label = name
+        if show_slope and np.unique(T).size >= 2:
+            label = f"{name} (slope {_loglog_fit(T, mid):.2f})"
+        if sec.shape[1] > 1:
+            yerr = np.stack([mid - sec.min(axis=1), sec.max(axis=1) - mid])
+            ax.errorbar(T, mid, yerr=yerr, marker="o", markersize=4, capsize=3, label=label)
+        else:
+            ax.plot(T, mid, marker="o", markersize=4, label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("horizon T")
+    ax.set_ylabel("wall-clock seconds")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, which="both")
+    return ax
+
+
+def panel_axis(result: SweepResult) -> str | None:
+    """The first grid axis other than ``algorithm`` (None when there is none): the default axis that
+    :func:`plot_panels` splits into panels."""
+    check_result(result)
+    grid_axes = [d for d in result.dims if d not in _NON_GRID]
+    return grid_axes[0] if grid_axes else None
+
+
+def plot_panels(result: SweepResult, *, by: str | None = None, loglog: bool = False, ncols: int = 3,
+                title: str | None = None):
+    """A figure with one :func:`plot_regret_curves` panel per value of the grid axis ``by`` (default:
+    :func:`panel_axis`, the first grid axis other than ``algorithm``; a single panel when the result
+    has none). Panels share the y axis so that regret levels compare across them. Returns the Figure
+    (its panels are ``fig.axes``)."""
+    check_result(result)
+    loglog = _check_flag("loglog", loglog)
+    if isinstance(ncols, bool) or not isinstance(ncols, (int, np.integer)) or ncols < 1:
+        raise ValueError(f"ncols={ncols!r} is invalid: it must be an integer >= 1")
+    if by is None:
+        by = panel_axis(result)
+    elif by not in [d for d in result.dims if d not in _NON_GRID]:
+        raise ValueError(f"by={by!r} is invalid: it must be None or one of the result's grid axes "
+                         f"{tuple(d for d in result.dims if d not in _NON_GRID)}")
+    values = [None] if by is None else list(np.asarray(result.coords[by]))
+    cols = min(int(ncols), len(values))
+    rows = math.ceil(len(values) / cols)
+    plt = _pyplot()
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4 * rows), sharey=True, squeeze=False)
+    for k, (value, ax) in enumerate(zip(values, axes.ravel())):
+        part = result if value is None else _take(result, by, k)
+        plot_regret_curves(part, ax=ax, loglog=loglog,
+                           title=None if value is None else _format_value(by, value))
+        if k % cols:
+            ax.set_ylabel("")
+    for ax in axes.ravel()[len(values):]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def _take(result: SweepResult, dim: str, index: int) -> SweepResult:
+    """``result`` at position ``index`` of ``dim`` (by position, so repeated coordinates are fine)."""
+    ax = result.dims.index(dim)
+    data = {k: np.take(v, index, axis=ax) for k, v in result.data.items()}
+    coords = {k: v for k, v in result.coords.items() if k != dim}
+    return SweepResult(tuple(d for d in result.dims if d != dim), coords, data, dict(result.meta))
 
 
 def save_figure(fig, path) -> None:
