@@ -1,0 +1,92 @@
+"""Shared pieces of the benchmark scripts: timing, the do-nothing agent, machine description, output."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import jaxbandit as jb  # noqa: E402
+from jaxbandit.base import Algorithm  # noqa: E402
+from jaxbandit.results import atomic_write_json  # noqa: E402
+
+D, K = 10, 20   # the paper's setting
+
+
+def null_agent() -> Algorithm:
+    """Pulls arm 0 and only sums its rewards: with it a simulation costs exactly the environment's own
+    sampling (contexts, noise, adversary) — the bound no simulator of this setting can beat."""
+    return Algorithm(init=lambda: jnp.zeros(()), select=lambda s, X: jnp.int32(0),
+                     update=lambda s, x, r, nu: s + r)
+
+
+def paper_env(C=100.0):
+    return jb.envs.linear(D, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(C))
+
+
+def paper_alg(T, **kw):
+    kw.setdefault("beta_scale", 1e-4)
+    return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3 ** 0.5, corruption=100.0, **kw)
+
+
+def batched_runner(alg, env, T, batch):
+    """A compiled function of nothing that runs ``batch`` runs of ``T`` rounds and returns a scalar
+    that depends on every round's outputs (nothing can be dead-code eliminated)."""
+    keys = jax.random.split(jax.random.key(0), batch)
+
+    @jax.jit
+    def run(keys):
+        out = jax.vmap(lambda k: jb.simulate(alg, env, k, horizon=T))(keys)
+        return out.regret.sum() + out.reward.sum()
+
+    compiled = run.lower(keys).compile()
+    return lambda: compiled(keys).block_until_ready()
+
+
+def best_time(fn, repeats=3) -> float:
+    """Minimum wall time of ``repeats`` calls (the machine is shared; the minimum is the least noisy)."""
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def interleaved_best(fns: dict, repeats=3) -> dict:
+    """Best times of several functions, calls interleaved so that load changes hit all of them alike."""
+    best = {k: float("inf") for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - t)
+    return best
+
+
+def machine() -> dict:
+    dev = jax.devices()[0]
+    return {"platform": dev.platform, "device": getattr(dev, "device_kind", str(dev)),
+            "devices": jax.device_count(), "cpu_count": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(), "python": platform.python_version(),
+            "jax": jax.__version__, "x64": bool(jax.config.jax_enable_x64)}
+
+
+def write_json(name: str, payload: dict) -> Path:
+    path = Path(os.environ.get("JAXBANDIT_BENCH_OUT", Path(__file__).parent / "results")) / f"{name}.json"
+    atomic_write_json(path, {"machine": machine(), **payload})
+    return path
+
+
+def print_table(rows: list[dict], columns: list[tuple[str, str]]) -> None:
+    """``columns``: (key, format) pairs; prints a Markdown table."""
+    print("| " + " | ".join(k for k, _ in columns) + " |")
+    print("|" + "|".join("---" for _ in columns) + "|")
+    for r in rows:
+        print("| " + " | ".join(format(r[k], f) if f else str(r[k]) for k, f in columns) + " |")
