@@ -33,14 +33,21 @@ def _is_key(leaf) -> bool:
     return jax.dtypes.issubdtype(getattr(leaf, "dtype", None), jax.dtypes.prng_key)
 
 
-def save(path: Path, *, carry, kept: dict, next_round: int, finger: str, host) -> None:
-    """Write the carry pytree (leaves gathered with ``host``) and the kept results, atomically."""
-    arrays = {"next_round": np.asarray(next_round), "fingerprint": np.asarray(finger)}
+def gather(carry, host) -> dict:
+    """The carry's leaves as host arrays keyed for :func:`save` (keys as their raw data). Call it in
+    every process: on several hosts ``host`` is a collective."""
+    arrays = {}
     for i, leaf in enumerate(jax.tree_util.tree_leaves(carry)):
         if _is_key(leaf):
             arrays[f"{_KEY_PREFIX}{i}"] = host(jax.random.key_data(leaf))
         else:
             arrays[f"{_LEAF_PREFIX}{i}"] = host(leaf)
+    return arrays
+
+
+def save(path: Path, *, carry_arrays: dict, kept: dict, next_round: int, finger: str) -> None:
+    """Write the gathered carry (:func:`gather`) and the kept results, atomically."""
+    arrays = {"next_round": np.asarray(next_round), "fingerprint": np.asarray(finger), **carry_arrays}
     for field, parts in kept.items():
         arrays[f"{_KEPT_PREFIX}{field}"] = np.concatenate(parts, axis=-1) if parts else np.zeros((0,))
     atomic_savez(path, **arrays)

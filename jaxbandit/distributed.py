@@ -31,15 +31,25 @@ def padded_size(num_runs: int, mesh: Mesh | None) -> int:
 
 
 def shard_runs(tree, mesh: Mesh | None):
-    """Place every leaf's leading (run) axis across the mesh; identity on one device."""
+    """Place every leaf's leading (run) axis across the mesh; identity on one device.
+
+    Every process holds the same full arrays (the sweep computes them identically everywhere); each
+    contributes the slices its own devices hold, so this works on one host or many.
+    """
     if mesh is None:
         return tree
     sharding = NamedSharding(mesh, PartitionSpec(RUNS))
     if jax.process_count() == 1:
         return jax.device_put(tree, sharding)
-    from jax.experimental import multihost_utils
 
-    return multihost_utils.host_local_array_to_global_array(tree, mesh, PartitionSpec(RUNS))
+    def place(leaf):
+        if jax.dtypes.issubdtype(leaf.dtype, jax.dtypes.prng_key):
+            data = place(jax.random.key_data(leaf))
+            return jax.random.wrap_key_data(data, impl=jax.random.key_impl(leaf))
+        arr = np.asarray(leaf)
+        return jax.make_array_from_callback(arr.shape, sharding, lambda index: arr[index])
+
+    return jax.tree_util.tree_map(place, tree)
 
 
 def to_host(x) -> np.ndarray:

@@ -55,7 +55,8 @@ def _as_factory(obj, what: str) -> Callable:
         return _Constant(obj)
     if callable(obj):
         return obj
-    raise ValueError(f"{what}={obj!r} is invalid: it must be a factory params -> {what} or a {what}")
+    kind = "jb.Algorithm" if what == "algorithm" else "jb.Environment"
+    raise ValueError(f"{what}={obj!r} is invalid: it must be a factory params -> {kind}, or a {kind}")
 
 
 class _Constant:
@@ -84,11 +85,17 @@ def _grid_arrays(grid: Mapping[str, Sequence[float]] | None):
         if not isinstance(name, str) or not name.isidentifier() or name in ("seed", "round", "algorithm"):
             raise ValueError(f"grid name {name!r} is invalid: use an identifier other than "
                              "'seed', 'round' and 'algorithm'")
-        arr = np.asarray(values, dtype=np.float64)
+        arr = V._as_float_array(f"grid[{name!r}]", values, "a non-empty 1-D list of numbers")
         if arr.ndim != 1 or arr.size == 0:
             raise ValueError(f"grid[{name!r}] has shape {arr.shape}: expected a non-empty 1-D list")
         if np.any(np.isnan(arr)):
-            raise ValueError(f"grid[{name!r}] contains NaN")
+            raise ValueError(f"grid[{name!r}] contains NaN: every grid value must be a number")
+        with np.errstate(over="ignore"):
+            overflow = np.isfinite(arr) & ~np.isfinite(arr.astype(float_dtype()))
+        if np.any(overflow):
+            raise ValueError(f"grid[{name!r}] contains {arr[overflow][0]!r}, which overflows "
+                             f"{np.dtype(float_dtype()).name} (the dtype the runs use): use inf or a "
+                             "smaller number")
         names.append(name)
         axes.append(arr)
     mesh = np.meshgrid(*axes, indexing="ij")
@@ -112,15 +119,22 @@ def _validation_points(axes) -> list[tuple[int, ...]]:
 
 def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, axes, horizon):
     """Call every factory on concrete grid points; re-raise a ``ValueError`` naming the point."""
+    # The runs see the grid as ``float_dtype()`` scalars, so validate exactly those values (a float64
+    # value can round to an invalid float32 one, e.g. delta = 1 - 1e-9 becomes 1).
+    dtype = float_dtype()
     for idx in _validation_points(axes):
-        point = {n: float(a[i]) for n, a, i in zip(names, axes, idx)}
+        point = {n: float(np.asarray(a[i], dtype=dtype)) for n, a, i in zip(names, axes, idx)}
         for alg_name, make_alg in make_algs.items():
+            where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+            label = f"algorithm {alg_name!r}" if alg_name else "the sweep"
             try:
                 check_pair(make_alg(point), make_env(point), horizon)
             except ValueError as err:
-                where = ", ".join(f"{k}={v:g}" for k, v in point.items())
-                label = f"algorithm {alg_name!r}" if alg_name else "the sweep"
                 raise ValueError(f"{label} at grid point ({where}): {err}") from None
+            except KeyError as err:
+                raise ValueError(f"{label} at grid point ({where}): a factory asked for the grid parameter "
+                                 f"{err.args[0]!r}, which the grid does not define (it has "
+                                 f"{list(names)})") from None
 
 
 def _build(make_alg, make_env, names, params):
@@ -226,6 +240,7 @@ def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = N
     per_round = isinstance(record, str)
     if chunk_size is not None:
         V.check_int("chunk_size", chunk_size)
+    as_key(key)
     validate_grid(make_algs, make_env, names, axes, horizon)
 
     num_points = int(np.prod([a.size for a in axes])) if axes else 1
@@ -301,9 +316,10 @@ def _run_algorithm(make_alg, make_env, names, horizon, per_round, params, keys, 
         done = min(t0 + chunk, horizon)
         if ckpt_path is not None:
             kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}
+            carry_arrays = checkpoint_lib.gather(carry, distributed.to_host)   # every process
             if jax.process_index() == 0:
-                checkpoint_lib.save(ckpt_path, carry=carry, kept=kept, next_round=done, finger=finger,
-                                    host=distributed.to_host)
+                checkpoint_lib.save(ckpt_path, carry_arrays=carry_arrays, kept=kept, next_round=done,
+                                    finger=finger)
         if bar is not None:
             bar.update(done - bar.n)
             rate = num_runs * (done - start_round) / max(time.perf_counter() - start, 1e-9)

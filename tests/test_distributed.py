@@ -62,3 +62,36 @@ def test_killed_sweep_resumes_to_identical_results(reference, tmp_path):
     resumed = run_job(out, "--checkpoint", str(ckpt), "--chunk", "8")
     for field in reference.data:
         np.testing.assert_array_equal(resumed.data[field], reference.data[field])
+
+
+def _free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def test_two_process_cluster_equals_one_process(tmp_path):
+    """examples/cluster_sweep.py under jax.distributed.initialize: 2 processes × 2 CPU devices each."""
+    script = Path(__file__).resolve().parents[1] / "examples" / "cluster_sweep.py"
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    env.pop("JAX_ENABLE_X64", None)
+
+    def launch(out, n):
+        port = _free_port()
+        procs = [subprocess.Popen([sys.executable, str(script), "--out", str(out), "--horizon", "30",
+                                   "--seeds", "2", "--coordinator", f"localhost:{port}",
+                                   "--num-processes", str(n), "--process-id", str(i)],
+                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                 for i in range(n)]
+        for p in procs:
+            _, err = p.communicate(timeout=400)
+            assert p.returncode == 0, err.decode()[-2000:]
+        return jb.SweepResult.load(out / "sweep.npz")
+
+    two = launch(tmp_path / "two", 2)
+    one = launch(tmp_path / "one", 1)
+    assert two.meta["devices"] == 4 and one.meta["devices"] == 2
+    for field in one.data:
+        np.testing.assert_array_equal(two.data[field], one.data[field])
