@@ -44,7 +44,8 @@ def flip(budget) -> Adversary:
     budget runs out, the last corrupted round is a partial flip, and Σ|c_t| ≤ C always. ``budget`` may be
     ``inf`` (flip every round) and may be traced.
     """
-    V.check_nonnegative("budget", budget, allow_inf=True)
+    V.check_nonnegative("budget", budget, allow_inf=True, required=True,
+                        why="the total corruption C = Σ|c_t|; inf flips every round")
     C = as_float(budget)
 
     def corrupt(spent, means, action, eta, t):
@@ -61,7 +62,7 @@ def flip_rounds(rounds) -> Adversary:
     This is what public baseline code does when it is given "C": a count of flipped rounds, not a
     budget on Σ|c_t| (which then reaches up to 2·rounds·S·L). ``rounds`` may be traced.
     """
-    V.check_nonnegative("rounds", rounds, allow_inf=True)
+    V.check_whole("rounds", rounds)
     n = as_float(rounds)
 
     def corrupt(spent, means, action, eta, t):

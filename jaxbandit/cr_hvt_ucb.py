@@ -29,7 +29,8 @@ import jax.numpy as jnp
 from . import _validation as V
 from ._numeric import as_float, float_dtype
 from .base import Algorithm
-from .linalg import ellipsoid_norm, project_ball_in_metric, select_ucb, sherman_morrison
+from .linalg import (clamp_reward, dot, ellipsoid_norm, keep_finite, matvec, project_ball_in_metric,
+                     select_ucb, sherman_morrison, sigma_floor)
 
 Array = jax.Array
 
@@ -55,6 +56,7 @@ class CRHvtUCBConstants(NamedTuple):
     kappa: Array
     tau0: Array
     exponent: Array  # e = (1 − ε)/(2(1 + ε))
+    log_delta: Array  # log(2T²/δ)
 
 
 def theory_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, alpha=8.0, delta=None,
@@ -69,20 +71,25 @@ def theory_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, alpha=8.0, de
     sigma_min = 1.0 / jnp.sqrt(T) if sigma_min is None else as_float(sigma_min)
     exponent = (1.0 - eps) / (2.0 * (1.0 + eps))
     if kappa is None:
-        kappa = d * jnp.log1p(as_float(L) ** 2 * T / (sigma_min ** 2 * lam * alpha * d))
+        # d·log(1 + q) with q = L²T/(σ_min²λαd), as d·softplus(log q) so that a tiny σ_min (σ_min² below
+        # the float range) gives the finite, exact-in-the-limit d·(log(L²T/(λαd)) − 2 log σ_min).
+        log_q = jnp.log(as_float(L) ** 2 * T / (lam * alpha * d)) - 2.0 * jnp.log(sigma_min)
+        kappa = d * jax.nn.softplus(log_q)
     if tau0 is None:
         tau0 = (jnp.sqrt(2.0 * kappa) * jnp.log(3.0 * T) ** exponent
                 / jnp.log(2.0 * T ** 2 / delta) ** (1.0 / (1.0 + eps)))
-    return CRHvtUCBConstants(lam, alpha, delta, sigma_min, as_float(kappa), as_float(tau0), exponent)
+    return CRHvtUCBConstants(lam, alpha, delta, sigma_min, as_float(kappa), as_float(tau0), exponent,
+                             jnp.log(2.0 * T ** 2 / delta))
 
 
 def confidence_radius(t, *, horizon, consts: CRHvtUCBConstants, S, beta_scale, beta=None):
     """β_t of def:beta (times ``beta_scale``); a constant ``beta`` replaces the formula."""
     if beta is not None:
         return as_float(beta_scale) * as_float(beta) * jnp.ones_like(as_float(t))
-    T = as_float(horizon)
     t = as_float(t)
-    growth = 409.0 * jnp.log(2.0 * T ** 2 / consts.delta) * consts.tau0 * jnp.power(t, consts.exponent)
+    # log(2T²/δ) comes precomputed: computed here, inside a jitted program, XLA would constant-fold it
+    # with the host's libm, whose last bit can differ from the compiled log an eager call uses.
+    growth = 409.0 * consts.log_delta * consts.tau0 * jnp.power(t, consts.exponent)
     return as_float(beta_scale) * (growth + jnp.sqrt(consts.lam * (2.0 + 4.0 * as_float(S) ** 2)))
 
 
@@ -91,20 +98,28 @@ def _validate(horizon, dim, eps, nu, corruption, S, L, lam, alpha, delta, sigma_
     horizon = V.check_int("horizon", horizon)
     dim = V.check_int("dim", dim)
     V.check_eps(eps)
-    if isinstance(nu, str):
-        if nu != REVEALED:
-            raise ValueError(f"nu={nu!r} is invalid: it must be a positive number or {REVEALED!r}")
-    else:
-        V.check_positive("nu", nu)
-    V.check_nonnegative("corruption", corruption)
+    check_nu(nu)
+    V.check_nonnegative("corruption", corruption, required=True,
+                        why="the corruption level C, or an upper bound on it")
     for name, value in (("S", S), ("L", L), ("alpha", alpha), ("beta_scale", beta_scale)):
-        V.check_positive(name, value)
+        V.check_positive(name, value, required=True)
     for name, value in (("lam", lam), ("sigma_min", sigma_min), ("beta", beta), ("kappa", kappa),
                         ("tau0", tau0)):
         V.check_positive(name, value)
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     newton_iters = V.check_int("newton_iters", newton_iters)
     return horizon, dim, newton_iters
+
+
+def check_nu(nu) -> bool:
+    """``nu``: a positive finite number (array) or ``"revealed"``; returns whether ν_t is revealed."""
+    if isinstance(nu, str):
+        if nu != REVEALED:
+            raise ValueError(f"nu={nu!r} is invalid: it must be a finite number in (0, inf) or "
+                             f"{REVEALED!r}")
+        return True
+    V.check_positive("nu", nu, required=True, why=f"the moment bound, or {REVEALED!r}")
+    return False
 
 
 def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam=None, alpha=8.0,
@@ -157,18 +172,24 @@ def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam
         x_norm = ellipsoid_norm(state.V_inv, x)                       # ‖X_t‖_{V_{t−1}⁻¹}
         nu_used = as_float(nu_t) if uses_revealed else nu_const
         sqrt_alpha = jnp.sqrt(consts.alpha)
+        dtype = state.theta.dtype
         sigma = jnp.maximum(                                          # eq:sigma_def
-            jnp.maximum(nu_used, consts.sigma_min),
+            jnp.maximum(jnp.maximum(nu_used, consts.sigma_min), sigma_floor(dtype, consts.alpha)),
             jnp.maximum(
                 jnp.sqrt(2.0 * state.beta / (consts.tau0 * sqrt_alpha * t_pow)) * x_norm,
                 jnp.sqrt(C) * consts.kappa ** -0.25 * jnp.sqrt(x_norm)))
         w = x_norm / (sigma * sqrt_alpha)                             # eq:auxi_def
-        tau = consts.tau0 * jnp.sqrt(1.0 + w * w) / w * t_pow         # eq:tau_def
+        # √(1 + w²)/w written as √(1 + 1/w²): no overflow of w² for huge w, and τ = ∞ at w = 0
+        tau = consts.tau0 * jnp.sqrt(1.0 + 1.0 / (w * w)) * t_pow     # eq:tau_def
         V_inv = sherman_morrison(state.V_inv, x, 1.0 / (consts.alpha * sigma ** 2))
-        z = (reward - jnp.dot(x, state.theta)) / sigma
+        z = (clamp_reward(reward, dtype) - dot(x, state.theta)) / sigma
         # θ̃ = θ̂ − V_t⁻¹∇ℓ_t(θ̂) with ∇ℓ_t(θ̂) = −clip(z, ±τ)·X_t/σ_t (def:huber_gra)
-        theta_tilde = state.theta + V_inv @ x * (jnp.clip(z, -tau, tau) / sigma)
+        theta_tilde = state.theta + matvec(V_inv, x) * (jnp.clip(z, -tau, tau) / sigma)
         theta = project_ball_in_metric(theta_tilde, V_inv, S_, newton_iters)
+        # Last-resort guards: a round whose arithmetic overflowed (only reachable with extreme input,
+        # see tests/test_numerics.py) leaves V⁻¹ and θ̂ as they were instead of making them inf/NaN.
+        V_inv = keep_finite(V_inv, state.V_inv)
+        theta = keep_finite(theta, state.theta)
         return CRHvtUCBState(V_inv=V_inv, theta=theta, beta=radius(t).astype(state.beta.dtype), t=t)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=uses_revealed)

@@ -27,11 +27,12 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import _validation as V
 from ._numeric import as_float, float_dtype
 from .base import Algorithm
-from .linalg import ellipsoid_norm, select_ucb, sherman_morrison
+from .linalg import clamp_reward, ellipsoid_norm, matvec, select_ucb, sherman_morrison
 from .oful import validate_ridge
 
 Array = jax.Array
@@ -86,8 +87,8 @@ def cw_oful(horizon: int, dim: int, *, lam=1.0, beta=None, alpha=None, corruptio
     """
     horizon, dim = validate_ridge(horizon, dim, lam, beta, beta_scale, S, L, R, delta)
     V.check_positive("alpha", alpha, allow_inf=True)
-    V.check_nonnegative("corruption", corruption)
-    if not isinstance(known_corruption, bool):
+    V.check_nonnegative("corruption", corruption, why="C, or an estimate C̄; None: unknown, C̄ = √T")
+    if not isinstance(known_corruption, (bool, np.bool_)):
         raise ValueError(f"known_corruption={known_corruption!r} is invalid: it must be True or False")
     lam_ = as_float(lam)
     delta_ = 1.0 / as_float(horizon) if delta is None else as_float(delta)
@@ -102,7 +103,7 @@ def cw_oful(horizon: int, dim: int, *, lam=1.0, beta=None, alpha=None, corruptio
                            b=jnp.zeros(dim, dtype=dtype), t=jnp.zeros((), jnp.int32))
 
     def select(state: CWOFULState, contexts: Array) -> Array:
-        theta = state.Sigma_inv @ state.b
+        theta = matvec(state.Sigma_inv, state.b)
         return select_ucb(contexts, theta, state.Sigma_inv, radius.astype(theta.dtype))
 
     def update(state: CWOFULState, x: Array, reward: Array, nu: Array) -> CWOFULState:
@@ -110,6 +111,6 @@ def cw_oful(horizon: int, dim: int, *, lam=1.0, beta=None, alpha=None, corruptio
         # line 6: the weight uses Σ_{t−1}, before this round's update; α/0 = ∞ gives w = 1
         w = jnp.minimum(1.0, alpha_.astype(dtype) / ellipsoid_norm(state.Sigma_inv, x))
         return CWOFULState(Sigma_inv=sherman_morrison(state.Sigma_inv, x, w),
-                           b=state.b + w * jnp.asarray(reward, dtype) * x, t=state.t + 1)
+                           b=state.b + w * clamp_reward(reward, dtype) * x, t=state.t + 1)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)

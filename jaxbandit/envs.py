@@ -14,6 +14,7 @@ from . import _validation as V
 from . import corruption as corruption_lib
 from ._numeric import as_float, float_dtype
 from .base import Environment, Feedback
+from .linalg import dot, norm
 from .noise import NoiseFamily
 
 Array = jax.Array
@@ -26,10 +27,28 @@ class EnvState(NamedTuple):
     adversary: Array
 
 
+def _check_adversary(corruption):
+    """The adversary (default: none), refusing anything that is not a ``jb.corruption`` adversary."""
+    if corruption is None:
+        return corruption_lib.none()
+    return V.check_instance("corruption", corruption, corruption_lib.Adversary,
+                            "a jb.corruption adversary (e.g. jb.corruption.flip(budget=100.0)) or None")
+
+
+def _as_real_array(name, value):
+    try:
+        arr = np.asarray(value)
+    except Exception:   # noqa: BLE001
+        arr = np.asarray(None)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"{name}={value!r} is invalid: it must be an array of real numbers")
+    return arr
+
+
 def uniform_sphere(key, shape, radius) -> Array:
     """Points uniform on the sphere of ``radius`` in ℝ^d: ``shape`` `[..., d]`."""
     g = jax.random.normal(key, shape, dtype=float_dtype())
-    return as_float(radius) * g / jnp.linalg.norm(g, axis=-1, keepdims=True)
+    return as_float(radius) * g / norm(g)[..., None]
 
 
 def _feedback(means, action, eta, c, nu):
@@ -48,13 +67,10 @@ def linear(dim: int, num_arms: int, *, noise: NoiseFamily, corruption=None, S=1.
     """
     dim = V.check_int("dim", dim)
     num_arms = V.check_int("num_arms", num_arms)
-    V.check_positive("S", S)
-    V.check_positive("L", L)
-    if not isinstance(noise, NoiseFamily):
-        raise ValueError(f"noise={noise!r} is invalid: it must be a jb.noise family")
-    adversary = corruption_lib.none() if corruption is None else corruption
-    if not isinstance(adversary, corruption_lib.Adversary):
-        raise ValueError(f"corruption={corruption!r} is invalid: it must be a jb.corruption adversary")
+    V.check_positive("S", S, required=True, why="the norm of θ*")
+    V.check_positive("L", L, required=True, why="the norm of every context")
+    V.check_instance("noise", noise, NoiseFamily, "a jb.noise family (e.g. jb.noise.student_t(3.0))")
+    adversary = _check_adversary(corruption)
     if eps is not None:
         noise.check_moment(eps)
         nu_base = noise.moment_bound(eps)
@@ -67,7 +83,7 @@ def linear(dim: int, num_arms: int, *, noise: NoiseFamily, corruption=None, S=1.
 
     def respond(key, state, X, action, t):
         eta, scale = noise.sample(key, t)
-        means = X @ state.theta_star
+        means = dot(X, state.theta_star)
         c, spent = adversary.corrupt(state.adversary, means, action, eta, t)
         nu = scale * nu_base if eps is not None else jnp.full((), jnp.nan, float_dtype())
         return state._replace(adversary=spent), _feedback(means, action, eta, c, nu)
@@ -90,33 +106,35 @@ def replay(*, theta_star, contexts, noise, corruption=None, nu=None) -> Environm
     if V.is_traced((theta_star, contexts, noise, nu)):
         th, X, eta = theta_star, contexts, noise
     else:
-        X = np.asarray(contexts)
+        X = np.asarray(V.check_finite_array("contexts", contexts))
         if X.ndim != 3:
-            raise ValueError(f"contexts has shape {X.shape}: expected [T, K, d]")
+            raise ValueError(f"contexts has shape {X.shape}: expected [T, K, d] (horizon, arms, dim)")
         T, K, d = X.shape
         if T < 1 or K < 1 or d < 1:
             raise ValueError(f"contexts has shape {X.shape}: T, K and d must each be >= 1")
-        V.check_finite_array("contexts", X)
-        V.check_finite_array("theta_star", theta_star, shape=(d,))
-        eta = np.asarray(noise)
+        th = np.asarray(V.check_finite_array("theta_star", theta_star))
+        if th.shape != (d,):
+            raise ValueError(f"theta_star has shape {th.shape}, expected ({d},) to match the dim d={d} of "
+                             f"contexts [T, K, d] = {list(X.shape)}")
+        eta = _as_real_array("noise", noise)
         if eta.shape != (T,):
-            raise ValueError(f"noise has shape {eta.shape}, expected ({T},) to match contexts [T, K, d]")
+            raise ValueError(f"noise has shape {eta.shape}, expected ({T},) to match the horizon T={T} of "
+                             f"contexts [T, K, d] = {list(X.shape)}")
         if np.any(np.isnan(eta)):
-            raise ValueError("noise must not contain NaN")
+            raise ValueError(f"noise[{int(np.argmax(np.isnan(eta)))}]=nan is invalid: noise must not "
+                             "contain NaN (±inf is allowed: the algorithms clamp rewards)")
         if nu is not None:
-            nu_arr = np.asarray(nu, dtype=np.float64)
+            nu_arr = _as_real_array("nu", nu)
             if nu_arr.shape not in ((), (T,)):
-                raise ValueError(f"nu has shape {nu_arr.shape}, expected () or ({T},)")
+                raise ValueError(f"nu has shape {nu_arr.shape}, expected () or ({T},) to match the horizon "
+                                 f"T={T} of contexts")
             V.check_positive("nu", nu_arr)
-        th = theta_star
     T, K, d = jnp.shape(X)
     X = as_float(X)
     th = as_float(th)
     eta = as_float(eta)
     nus = None if nu is None else jnp.broadcast_to(as_float(nu), (T,))
-    adversary = corruption_lib.none() if corruption is None else corruption
-    if not isinstance(adversary, corruption_lib.Adversary):
-        raise ValueError(f"corruption={corruption!r} is invalid: it must be a jb.corruption adversary")
+    adversary = _check_adversary(corruption)
 
     def init(key) -> EnvState:
         return EnvState(th, adversary.init())
@@ -125,7 +143,7 @@ def replay(*, theta_star, contexts, noise, corruption=None, nu=None) -> Environm
         return X[t]
 
     def respond(key, state, X_t, action, t):
-        means = X_t @ state.theta_star
+        means = dot(X_t, state.theta_star)
         c, spent = adversary.corrupt(state.adversary, means, action, eta[t], t)
         nu_t = jnp.full((), jnp.nan, float_dtype()) if nus is None else nus[t]
         return state._replace(adversary=spent), _feedback(means, action, eta[t], c, nu_t)

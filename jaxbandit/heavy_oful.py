@@ -38,8 +38,8 @@ from . import _validation as V
 from . import robust_regression as rr
 from ._numeric import as_float, float_dtype
 from .base import Algorithm
-from .cr_hvt_ucb import REVEALED
-from .linalg import ellipsoid_norm, select_ucb, sherman_morrison
+from .cr_hvt_ucb import check_nu  # noqa: F401  (also re-exported: gadaoful imports it from here)
+from .linalg import clamp_reward, ellipsoid_norm, keep_finite, select_ucb, sherman_morrison, sigma_floor
 
 Array = jax.Array
 
@@ -79,7 +79,8 @@ def heavy_oful_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, delta=Non
     e = (1.0 - eps) / (2.0 * (1.0 + eps))
     log_delta = jnp.log(2.0 * T ** 2 / delta)
     if kappa is None:
-        kappa = d * jnp.log1p(T * as_float(L) ** 2 / (d * lam * sigma_min ** 2))
+        # d·log(1 + q), q = TL²/(dλσ_min²), as d·softplus(log q): finite for a σ_min² below the float range
+        kappa = d * jax.nn.softplus(jnp.log(T * as_float(L) ** 2 / (d * lam)) - 2.0 * jnp.log(sigma_min))
     kappa = as_float(kappa)
     if tau0 is None:
         tau0 = jnp.sqrt(2.0 * kappa) * jnp.log(3.0 * T) ** e / log_delta ** (1.0 / (1.0 + eps))
@@ -98,16 +99,6 @@ def heavy_oful_radius(t, *, horizon, eps, consts: HeavyOFULConstants, S):
     return (3.0 * jnp.sqrt(consts.lam) * as_float(S)
             + 24.0 * jnp.power(as_float(t), e) * jnp.sqrt(2.0 * consts.kappa) * jnp.log(3.0 * T) ** e
             * jnp.log(2.0 * T ** 2 / consts.delta) ** (eps / (1.0 + eps)))
-
-
-def check_nu(nu):
-    """``nu``: a positive number or ``"revealed"``; returns whether ν_t is revealed."""
-    if isinstance(nu, str):
-        if nu != REVEALED:
-            raise ValueError(f"nu={nu!r} is invalid: it must be a positive number or {REVEALED!r}")
-        return True
-    V.check_positive("nu", nu)
-    return False
 
 
 def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta=None, sigma_min=None,
@@ -132,8 +123,10 @@ def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta
     dim = V.check_int("dim", dim)
     V.check_eps(eps)
     revealed = check_nu(nu)
-    for name, value in (("S", S), ("L", L), ("lam", lam), ("sigma_min", sigma_min), ("kappa", kappa),
-                        ("tau0", tau0), ("c0", c0), ("c1", c1), ("beta_scale", beta_scale), ("tol", tol)):
+    for name, value in (("S", S), ("L", L), ("beta_scale", beta_scale)):
+        V.check_positive(name, value, required=True)
+    for name, value in (("lam", lam), ("sigma_min", sigma_min), ("kappa", kappa), ("tau0", tau0),
+                        ("c0", c0), ("c1", c1), ("tol", tol)):
         V.check_positive(name, value)
     V.check_nonnegative("beta", beta)
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
@@ -163,16 +156,19 @@ def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta
         t = state.t + 1
         x_norm = ellipsoid_norm(state.H_inv, x)                         # ‖X_t‖_{H_{t−1}⁻¹}
         nu_used = as_float(nu_t) if revealed else nu_const
-        sigma = jnp.maximum(jnp.maximum(nu_used, consts.sigma_min),
+        sigma = jnp.maximum(jnp.maximum(jnp.maximum(nu_used, consts.sigma_min), sigma_floor(dtype)),
                             jnp.maximum(x_norm / consts.c0,
                                         jnp.sqrt(x_norm) / (2.0 * consts.c1 * consts.kappa) ** 0.25))
         w = x_norm / sigma
-        tau = consts.tau0 * jnp.sqrt(1.0 + w * w) / w * jnp.power(as_float(t), consts.exponent)
+        # √(1 + w²)/w as √(1 + 1/w²) (no overflow of w²), capped at √(float max) so that the stored
+        # history stays finite (τ = ∞ only at w = 0, a zero context, where clipping is moot)
+        tau = consts.tau0 * jnp.sqrt(1.0 + 1.0 / (w * w)) * jnp.power(as_float(t), consts.exponent)
+        tau = jnp.minimum(tau, jnp.sqrt(jnp.finfo(dtype).max))
         hist = rr.append(rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist,
-                                    state.t), x, reward, sigma, tau)
+                                    state.t), x, clamp_reward(reward, dtype), sigma, tau)
         fit = rr.refit(state.theta, hist, consts.lam, S_, rr.huber, tol=tol, max_iters=max_newton_iters)
-        H_inv = sherman_morrison(state.H_inv, x, (1.0 / sigma ** 2).astype(dtype))
-        return HeavyOFULState(H_inv=H_inv, theta=fit.theta.astype(dtype), X_hist=hist.X, r_hist=hist.r,
+        H_inv = keep_finite(sherman_morrison(state.H_inv, x, (1.0 / sigma ** 2).astype(dtype)), state.H_inv)
+        return HeavyOFULState(H_inv=H_inv, theta=keep_finite(fit.theta.astype(dtype), state.theta), X_hist=hist.X, r_hist=hist.r,
                               sigma_hist=hist.sigma, tau_hist=hist.tau, t=t)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=revealed)

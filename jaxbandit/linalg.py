@@ -14,20 +14,81 @@ import jax.numpy as jnp
 Array = jax.Array
 
 
+#: Up to this dimension, sums over the last axis (dot products, matrix–vector products, norms) are
+#: unrolled into a fixed sequence of elementwise adds. XLA's reductions and dots pick their summation
+#: order (and vectorisation) by the shapes of the whole batch, so under ``vmap`` a run's last bits would
+#: depend on how many other runs share its batch; elementwise operations round the same in every lane.
+#: The same unrolling is what makes the projection fast under ``vmap`` (see ``UNROLL_MAX_DIM``).
+DOT_UNROLL_MAX_DIM = 32
+
+
+def dot(a: Array, b: Array) -> Array:
+    """Σ_i a[..., i]·b[..., i] (broadcasting the leading axes), summed in index order.
+
+    Bitwise independent of the batch a run shares under ``vmap`` for d ≤ ``DOT_UNROLL_MAX_DIM``.
+    """
+    d = a.shape[-1]
+    if d > DOT_UNROLL_MAX_DIM:
+        return jnp.sum(a * b, axis=-1)
+    acc = a[..., 0] * b[..., 0]
+    for i in range(1, d):
+        acc = acc + a[..., i] * b[..., i]
+    return acc
+
+
+def matvec(A: Array, x: Array) -> Array:
+    """A x for ``A`` `[m, d]` and ``x`` `[..., d]`; returns `[..., m]` (batch-invariant, like :func:`dot`)."""
+    d = A.shape[-1]
+    if d > DOT_UNROLL_MAX_DIM:
+        return jnp.einsum("ij,...j->...i", A, x)
+    acc = x[..., 0:1] * A[:, 0]
+    for j in range(1, d):
+        acc = acc + x[..., j:j + 1] * A[:, j]
+    return acc
+
+
+def norm(x: Array) -> Array:
+    """‖x‖₂ over the last axis (batch-invariant, like :func:`dot`)."""
+    return jnp.sqrt(dot(x, x))
+
+
 def ellipsoid_norm(A: Array, x: Array) -> Array:
-    """‖x‖_A = √(xᵀ A x) for ``x`` `[..., d]` and ``A`` `[d, d]`; returns `[...]`."""
-    quad = jnp.einsum("...i,ij,...j->...", x, A, x)
+    """‖x‖_A = √(xᵀ A x) for ``x`` `[..., d]` and ``A`` `[d, d]`; returns `[...]`.
+
+    Rounding can make xᵀAx of a (numerically) singular A slightly negative: it is clamped at 0.
+    """
+    quad = dot(x, matvec(A, x))
     return jnp.sqrt(jnp.maximum(quad, 0.0))
 
 
 def sherman_morrison(A: Array, u: Array, weight: Array) -> Array:
     """(A⁻¹ + weight·u uᵀ)⁻¹ from A = V⁻¹ in O(d²) (Sherman–Morrison).
 
-    The result is symmetric whenever ``A`` is: it is ``A − c·v vᵀ`` with the single vector v = A u.
+    The result is symmetric whenever ``A`` is: it is ``A − c·v vᵀ`` with the single vector v = A u, and
+    c = 1/(1/weight + uᵀv) rather than weight/(1 + weight·uᵀv), so that ``weight`` = ∞ (a round with
+    σ → 0) gives the limit c = 1/uᵀv instead of ∞/∞, and ``weight`` = 0 gives c = 0.
     """
-    v = A @ u
-    c = weight / (1.0 + weight * jnp.dot(u, v))
-    return A - c * jnp.outer(v, v)
+    v = matvec(A, u)
+    c = 1.0 / (1.0 / weight + dot(u, v))
+    return A - c * (v[:, None] * v[None, :])
+
+
+def clamp_reward(r: Array, dtype) -> Array:
+    """r_t clamped to ±√(float max): a heavy-tailed or adversarial reward (even ±inf) then keeps sums
+    such as b = Σ r_s X_s and squared residuals finite. NaN stays NaN (it is an input error)."""
+    big = jnp.sqrt(jnp.finfo(dtype).max).astype(dtype)
+    return jnp.clip(jnp.asarray(r, dtype), -big, big)
+
+
+def sigma_floor(dtype, alpha=1.0) -> Array:
+    """The smallest scale σ for which 1/(α σ²) stays finite in ``dtype`` (about 1e-19 in float32)."""
+    return 4.0 * jnp.sqrt(jnp.finfo(dtype).tiny / jnp.minimum(jnp.asarray(alpha, dtype), 1.0))
+
+
+def keep_finite(new, old):
+    """``new`` where every entry is finite, else ``old``: a last-resort guard so that one round whose
+    arithmetic overflowed leaves the state as it was instead of poisoning it with inf/NaN."""
+    return jnp.where(jnp.all(jnp.isfinite(new)), new, old)
 
 
 TIE_ULPS = 16
@@ -45,7 +106,7 @@ def argmax_lowest(scores: Array, scale: Array) -> Array:
 
 def select_ucb(contexts: Array, theta: Array, A: Array, beta: Array) -> Array:
     """argmax of the UCB scores ⟨x, θ⟩ + β‖x‖_A (eq:arm_selection), ties to the lowest index."""
-    mean = contexts @ theta
+    mean = dot(contexts, theta)
     bonus = beta * ellipsoid_norm(A, contexts)
     return argmax_lowest(mean + bonus, jnp.max(jnp.abs(mean) + jnp.abs(bonus)))
 
@@ -62,7 +123,9 @@ def _cholesky_unrolled(M):
     L = [[None] * d for _ in range(d)]
     for j in range(d):
         diag = M[j, j] - sum((L[j][k] * L[j][k] for k in range(j)), 0.0)
-        L[j][j] = jnp.sqrt(diag)
+        # I + μA is positive definite in exact arithmetic; the floor keeps a V⁻¹ that rounding made
+        # slightly indefinite (after an extreme weight) from producing NaN.
+        L[j][j] = jnp.sqrt(jnp.maximum(diag, jnp.finfo(diag.dtype).tiny))
         inv = 1.0 / L[j][j]
         for i in range(j + 1, d):
             L[i][j] = (M[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), 0.0)) * inv
@@ -134,9 +197,10 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     accurate as forming I + μA allows (about d·eps·μ‖A‖ relative) and always feasible.
     """
     factor, forward, backward = _shifted_cholesky(A)
-    norm_tilde = jnp.linalg.norm(theta_tilde)
+    norm_tilde = norm(theta_tilde)
     outside = norm_tilde > radius
-    mu0 = jnp.maximum(norm_tilde / radius - 1.0, 0.0) / jnp.linalg.norm(A)
+    frobenius = jnp.sqrt(dot(dot(A, A), jnp.ones_like(theta_tilde)))
+    mu0 = jnp.maximum(norm_tilde / radius - 1.0, 0.0) / frobenius
     tiny = jnp.finfo(A.dtype).tiny
 
     def newton(carry, _):
@@ -145,8 +209,8 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
         y = forward(L, theta_tilde)
         theta = backward(L, y)
         z = forward(L, theta)
-        n2 = jnp.sum(theta * theta)
-        dn2 = -2.0 * jnp.sum(z * (y - z)) / jnp.maximum(mu, tiny)
+        n2 = dot(theta, theta)
+        dn2 = -2.0 * dot(z, y - z) / jnp.maximum(mu, tiny)
         n = jnp.sqrt(n2)
         g = 1.0 / n - 1.0 / radius
         dg = -0.5 * dn2 / (n2 * n)
@@ -156,5 +220,10 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     (_, theta), _ = jax.lax.scan(newton, (mu0, theta_tilde), None, length=num_iters + 1)
     # Feasibility is a hard constraint of the analysis; rounding may leave ‖θ‖ a hair above the radius,
     # so clip radially — a change at the rounding level that keeps ‖θ̂‖ ≤ S exactly.
-    theta = theta * jnp.minimum(1.0, radius / jnp.linalg.norm(theta))
+    theta = theta * jnp.minimum(1.0, radius / norm(theta))
+    # A V⁻¹ that is singular (an infinite weight) or indefinite by rounding can leave no root (the
+    # component of θ̃ along V⁻¹'s null space cannot shrink) and Newton diverges: fall back to the
+    # Euclidean projection, feasible and finite. Never taken for positive definite V⁻¹.
+    radial = theta_tilde * jnp.minimum(1.0, radius / norm(theta_tilde))
+    theta = jnp.where(jnp.all(jnp.isfinite(theta)), theta, radial)
     return jnp.where(outside, theta, theta_tilde)

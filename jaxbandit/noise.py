@@ -53,9 +53,82 @@ class NoiseFamily(NamedTuple):
         return eps
 
 
+def _family(name, sample, bound, max_order) -> NoiseFamily:
+    """A family whose ``moment_bound`` refuses (concrete) orders where the moment is infinite."""
+    family = NoiseFamily(name, sample, bound, max_order)
+
+    def moment_bound(eps):
+        family.check_moment(eps)
+        return bound(eps)
+
+    return family._replace(moment_bound=moment_bound)
+
+
 def _clamp(x):
     big = jnp.sqrt(jnp.finfo(x.dtype).max)
     return jnp.clip(x, -big, big)
+
+
+# fdlibm's log: log(1+f) = 2·atanh(s), s = f/(2+f), as a minimax polynomial in s² (e_log.c).
+_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
+       2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
+       1.479819860511658591e-01)
+
+
+def log(x: Array) -> Array:
+    """Natural log of positive finite ``x`` from +, −, ×, ÷ and the exponent bits only (fdlibm's method).
+
+    XLA's own ``log`` is vectorised differently for different batch shapes on CPU, and rounds the last
+    bit differently with them, so a draw would depend on how many runs share its batch; this one rounds
+    the same in every lane. Accurate to about 1 ulp; log 0 = −inf, log ∞ = ∞, NaN for x < 0 or NaN.
+    """
+    dtype = x.dtype
+    m, e = jnp.frexp(x)                              # x = m·2^e, m ∈ [½, 1)
+    low = m < np.sqrt(0.5)
+    m = jnp.where(low, 2.0 * m, m)                   # m ∈ [√½, √2)
+    k = (e - low.astype(e.dtype)).astype(dtype)
+    f = m - 1.0                                      # exact (Sterbenz)
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    c = [jnp.asarray(v, dtype) for v in _LG]
+    t1 = w * (c[1] + w * (c[3] + w * c[5]))
+    t2 = z * (c[0] + w * (c[2] + w * (c[4] + w * c[6])))
+    r = t1 + t2
+    hfsq = 0.5 * f * f
+    if jnp.dtype(dtype) == jnp.float64:
+        ln2_hi, ln2_lo = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+    else:
+        ln2_hi, ln2_lo = 6.9313812256e-01, 9.0580006145e-06
+    out = k * ln2_hi - ((hfsq - (s * (hfsq + r) + k * ln2_lo)) - f)
+    out = jnp.where(x == 0, -jnp.inf, jnp.where(x == jnp.inf, jnp.inf, out))
+    return jnp.where(x >= 0, out, jnp.nan)
+
+
+def _exp(x: Array) -> Array:
+    """exp(x) as expm1(x) + 1: XLA's CPU ``exp`` rounds differently with the batch shape, ``expm1`` not."""
+    return jnp.expm1(x) + 1.0
+
+
+def _student_t(key, df) -> Array:
+    """One Student-t draw by Bailey's polar method (1994): (U, V) uniform on the unit disc, W = U² + V²,
+    T = U·√(df·(W^{−2/df} − 1)/W). Exact for every df > 0; a rejection loop (acceptance π/4) that, unlike
+    ``jax.random.t``'s gamma sampler, uses only batch-invariant arithmetic (see :func:`log`)."""
+    dtype = float_dtype()
+    df = jnp.asarray(df, dtype)
+
+    def cond(carry):
+        return carry[2] >= 1.0
+
+    def body(carry):
+        key, _, _ = carry
+        key, sub = jax.random.split(key)
+        uv = jax.random.uniform(sub, (2,), dtype, minval=-1.0, maxval=1.0)
+        w = uv[0] * uv[0] + uv[1] * uv[1]
+        return key, uv[0], jnp.where(w > 0.0, w, 1.0)     # w = 0 (probability 2⁻⁴⁶) is rejected too
+
+    _, u, w = jax.lax.while_loop(cond, body, (key, jnp.zeros((), dtype), jnp.ones((), dtype)))
+    return u * jnp.sqrt(df * jnp.expm1(-2.0 / df * log(w)) / w)
 
 
 def _standard_exponential(key) -> Array:
@@ -65,7 +138,7 @@ def _standard_exponential(key) -> Array:
     dtype = float_dtype()
     two32 = jnp.asarray(2.0 ** -32, dtype)
     u = (bits[0].astype(dtype) + (bits[1].astype(dtype) + 0.5) * two32) * two32
-    return -jnp.log(u)
+    return -log(u)
 
 
 def _abs_moment_gaussian(p, scale):
@@ -74,7 +147,7 @@ def _abs_moment_gaussian(p, scale):
 
 def gaussian(scale=1.0) -> NoiseFamily:
     """N(0, scale²); E|η|^p = scale^p 2^{p/2} Γ((p+1)/2)/√π."""
-    V.check_positive("scale", scale)
+    V.check_positive("scale", scale, required=True)
     scale_ = as_float(scale)
 
     def sample(key, t):
@@ -84,7 +157,7 @@ def gaussian(scale=1.0) -> NoiseFamily:
         p = 1.0 + as_float(eps)
         return _abs_moment_gaussian(p, scale_) ** (1.0 / p)
 
-    return NoiseFamily("gaussian", sample, moment_bound, np.inf)
+    return _family("gaussian", sample, moment_bound, np.inf)
 
 
 def student_t(df, scale=1.0) -> NoiseFamily:
@@ -92,13 +165,14 @@ def student_t(df, scale=1.0) -> NoiseFamily:
 
     The paper's ε = 1 noise is t₃: ν = √3 at ε = 1.
     """
-    V.check_range("df", df, 1.0, None, low_open=True, allow_inf=False)
-    V.check_positive("scale", scale)
+    V.check_range("df", df, 1.0, None, low_open=True, required=True,
+                  why="the degrees of freedom; a finite mean needs df > 1")
+    V.check_positive("scale", scale, required=True)
     df_ = as_float(df)
     scale_ = as_float(scale)
 
     def sample(key, t):
-        eta = scale_ * jax.random.t(key, df_, dtype=float_dtype())
+        eta = scale_ * _student_t(key, df_)
         return _clamp(eta), jnp.ones((), float_dtype())
 
     def moment_bound(eps):
@@ -107,7 +181,7 @@ def student_t(df, scale=1.0) -> NoiseFamily:
                  + gammaln((df_ - p) / 2.0) - 0.5 * jnp.log(jnp.pi) - gammaln(df_ / 2.0))
         return jnp.exp(log_m / p)
 
-    return NoiseFamily(f"student_t(df={_fmt(df)})", sample, moment_bound, df)
+    return _family(f"student_t(df={_fmt(df)})", sample, moment_bound, df)
 
 
 def pareto(shape, x_min=1.0) -> NoiseFamily:
@@ -118,14 +192,15 @@ def pareto(shape, x_min=1.0) -> NoiseFamily:
     instead takes ν = (E X^p)^{1/p} = (a x_min^p/(a−p))^{1/p} (15^{1/1.4} for a = 1.5, ε = 0.4), an upper
     bound; ``raw_moment_bound`` below gives it.
     """
-    V.check_range("shape", shape, 1.0, None, low_open=True)
-    V.check_positive("x_min", x_min)
+    V.check_range("shape", shape, 1.0, None, low_open=True, required=True,
+                  why="the Pareto tail index; a finite mean needs shape > 1")
+    V.check_positive("x_min", x_min, required=True)
     a = as_float(shape)
     xm = as_float(x_min)
     mean = a * xm / (a - 1.0)
 
     def sample(key, t):
-        x = xm * jnp.exp(_standard_exponential(key) / a)
+        x = xm * _exp(_standard_exponential(key) / a)
         return _clamp(x - mean), jnp.ones((), float_dtype())
 
     def moment_bound(eps):
@@ -142,12 +217,18 @@ def pareto(shape, x_min=1.0) -> NoiseFamily:
         lower = half * jnp.sum(weights * (mean - x) ** p * jnp.exp(log_norm - (a + 1.0) * jnp.log(x)))
         return (upper + lower) ** (1.0 / p)
 
-    return NoiseFamily(f"pareto(shape={_fmt(shape)})", sample, moment_bound, shape)
+    return _family(f"pareto(shape={_fmt(shape)})", sample, moment_bound, shape)
 
 
 def raw_pareto_moment_bound(shape, x_min, eps):
     """(E X^{1+ε})^{1/(1+ε)} of the *uncentred* Pareto: the ν the paper uses (15^{1/1.4} at a=1.5, ε=0.4)."""
+    V.check_range("shape", shape, 1.0, None, low_open=True, required=True,
+                  why="the Pareto tail index; a finite mean needs shape > 1")
+    V.check_positive("x_min", x_min, required=True)
     V.check_eps(eps)
+    if not V.is_traced((shape, eps)) and np.any(np.asarray(shape, float) <= 1.0 + np.asarray(eps, float)):
+        raise ValueError(f"eps={eps!r} is invalid for shape={shape!r}: the (1+eps)-moment is infinite "
+                         f"unless 1+eps < shape, i.e. eps in (0, {min(float(np.min(shape)) - 1.0, 1.0):g})")
     p = 1.0 + as_float(eps)
     a = as_float(shape)
     return (a * as_float(x_min) ** p / (a - p)) ** (1.0 / p)
@@ -158,8 +239,9 @@ def symmetric_pareto(shape, scale=1.0) -> NoiseFamily:
 
     Zero mean for a > 1; E|η|^p = scale^p Γ(p+1) Γ(a−p)/Γ(a) for p < a.
     """
-    V.check_range("shape", shape, 1.0, None, low_open=True)
-    V.check_positive("scale", scale)
+    V.check_range("shape", shape, 1.0, None, low_open=True, required=True,
+                  why="the Pareto tail index; a finite mean needs shape > 1")
+    V.check_positive("scale", scale, required=True)
     a = as_float(shape)
     scale_ = as_float(scale)
 
@@ -174,7 +256,7 @@ def symmetric_pareto(shape, scale=1.0) -> NoiseFamily:
         log_m = p * jnp.log(scale_) + gammaln(p + 1.0) + gammaln(a - p) - gammaln(a)
         return jnp.exp(log_m / p)
 
-    return NoiseFamily(f"symmetric_pareto(shape={_fmt(shape)})", sample, moment_bound, shape)
+    return _family(f"symmetric_pareto(shape={_fmt(shape)})", sample, moment_bound, shape)
 
 
 def heteroscedastic(base: NoiseFamily, low=0.5, high=2.0, schedule=None) -> NoiseFamily:
@@ -184,8 +266,12 @@ def heteroscedastic(base: NoiseFamily, low=0.5, high=2.0, schedule=None) -> Nois
     function of the 0-based round index. ``moment_bound`` is that of the base family (unit scale); the
     bound valid for every round, for a constant-ν algorithm, is ``high * moment_bound(eps)``.
     """
-    V.check_positive("low", low)
-    V.check_positive("high", high)
+    V.check_instance("base", base, NoiseFamily, "a jb.noise family (e.g. jb.noise.gaussian(1.0))")
+    if schedule is not None and not callable(schedule):
+        raise ValueError(f"schedule={schedule!r} is invalid: it must be None or a function of the "
+                         "0-based round index")
+    V.check_positive("low", low, required=True)
+    V.check_positive("high", high, required=True)
     if not V.is_traced((low, high)) and np.any(np.asarray(high, float) < np.asarray(low, float)):
         raise ValueError(f"high={high!r} is invalid: it must be >= low={low!r}")
     lo = as_float(low)
@@ -195,7 +281,7 @@ def heteroscedastic(base: NoiseFamily, low=0.5, high=2.0, schedule=None) -> Nois
         k_scale, k_base = jax.random.split(key)
         if schedule is None:
             u = jax.random.uniform(k_scale, dtype=float_dtype())
-            s = jnp.exp(jnp.log(lo) + u * (jnp.log(hi) - jnp.log(lo)))
+            s = _exp(log(lo) + u * (log(hi) - log(lo)))
         else:
             s = jnp.clip(as_float(schedule(t)), lo, hi)
         eta, base_scale = base.sample(k_base, t)

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 from . import _validation as V
 from ._numeric import as_float, float_dtype
 from .base import Algorithm
-from .linalg import select_ucb, sherman_morrison
+from .linalg import clamp_reward, matvec, select_ucb, sherman_morrison
 
 Array = jax.Array
 
@@ -49,11 +49,10 @@ def validate_ridge(horizon, dim, lam, beta, beta_scale, S, L, R, delta):
     """The eager checks OFUL and CW-OFUL share; returns (horizon, dim) as ints."""
     horizon = V.check_int("horizon", horizon)
     dim = V.check_int("dim", dim)
-    V.check_positive("lam", lam)
+    V.check_positive("lam", lam, required=True)
     V.check_nonnegative("beta", beta)
-    V.check_positive("beta_scale", beta_scale)
-    for name, value in (("S", S), ("L", L), ("R", R)):
-        V.check_positive(name, value)
+    for name, value in (("beta_scale", beta_scale), ("S", S), ("L", L), ("R", R)):
+        V.check_positive(name, value, required=True)
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     return horizon, dim
 
@@ -88,11 +87,11 @@ def oful(horizon: int, dim: int, *, lam=1.0, beta=None, beta_scale=1.0, S=1.0, L
                          b=jnp.zeros(dim, dtype=dtype), t=jnp.zeros((), jnp.int32))
 
     def select(state: OFULState, contexts: Array) -> Array:
-        theta = state.V_inv @ state.b
+        theta = matvec(state.V_inv, state.b)
         return select_ucb(contexts, theta, state.V_inv, radius(state.t).astype(theta.dtype))
 
     def update(state: OFULState, x: Array, reward: Array, nu: Array) -> OFULState:
         return OFULState(V_inv=sherman_morrison(state.V_inv, x, jnp.ones((), state.V_inv.dtype)),
-                         b=state.b + jnp.asarray(reward, state.b.dtype) * x, t=state.t + 1)
+                         b=state.b + clamp_reward(reward, state.b.dtype) * x, t=state.t + 1)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)

@@ -7,6 +7,7 @@ so every algorithm of a comparison sees the same θ*, contexts and noise (common
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import jax
@@ -28,11 +29,20 @@ class Carry(NamedTuple):
 
 
 def as_key(key) -> Array:
-    """An int seed or a typed/raw PRNG key, as a typed key."""
+    """An int seed or a typed/raw PRNG key, as a typed key; anything else is a ``ValueError``."""
+    if isinstance(key, (bool, np.bool_)):
+        raise ValueError(f"key={key!r} is invalid: it must be an int seed or a jax.random.key")
     if isinstance(key, (int, np.integer)):
         return jax.random.key(int(key))
-    if jnp.issubdtype(jnp.asarray(key).dtype, jax.dtypes.prng_key):
+    try:
+        dtype = jnp.asarray(key).dtype
+    except TypeError:
+        dtype = None
+    if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
         return key
+    if dtype != jnp.uint32:
+        raise ValueError(f"key={key!r} is invalid: it must be an int seed, a jax.random.key or a raw "
+                         "uint32 key (jax.random.PRNGKey)")
     return jax.random.wrap_key_data(key)
 
 
@@ -78,7 +88,17 @@ def simulate(alg: Algorithm, env: Environment, key, horizon: int) -> Trajectory:
 
     ``key``: a PRNG key or an int seed (consumed). Pure and traceable: ``jax.jit`` it with
     ``static_argnames="horizon"`` and ``jax.vmap`` it over keys or over arguments of the factories.
+
+    The run is always one compiled program (called eagerly, it is jitted with ``alg`` and ``env``
+    static): run op by op, XLA could not fuse, and its fused arithmetic (contracted multiply–adds,
+    x/√y as x·rsqrt(y)) rounds differently, so an eager call would differ in the last bits from the
+    same call under ``jit``.
     """
     horizon = check_pair(alg, env, horizon)
+    return _simulate(alg, env, as_key(key), horizon)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 3))
+def _simulate(alg: Algorithm, env: Environment, key, horizon: int) -> Trajectory:
     _, traj = rollout(alg, env, init_carry(alg, env, key), jnp.arange(horizon, dtype=jnp.int32))
     return traj

@@ -55,3 +55,94 @@ def test_flip_with_infinite_budget_flips_every_round():
     means = jnp.asarray([[0.5], [-0.25]], jnp.float32)
     _, cs = run_adversary(jb.corruption.flip(np.inf), means, jnp.zeros(2, jnp.int32))
     np.testing.assert_allclose(cs, [-1.0, 0.5])
+
+
+# --- accounting across whole simulate runs, with random actions ---
+
+def random_actions(num_arms, seed):
+    """An 'algorithm' choosing uniformly random arms (from its own key), learning nothing."""
+
+    def init():
+        return jax.random.key_data(jax.random.key(seed)), jnp.zeros((), jnp.int32)
+
+    def select(state, contexts):
+        key = jax.random.wrap_key_data(state[0])
+        return jax.random.randint(jax.random.fold_in(key, state[1]), (), 0, num_arms).astype(jnp.int32)
+
+    def update(state, x, reward, nu):
+        return state[0], state[1] + 1
+
+    return jb.Algorithm(init, select, update)
+
+
+T_RUN, K_RUN, D_RUN = 80, 5, 3
+
+
+@jax.jit
+def _flip_run(X, th, seed, budget, rounds):
+    """One compiled run for every example: contexts, θ*, the actions' seed and the adversary traced."""
+    out_budget = jb.simulate(random_actions(K_RUN, seed), jb.envs.replay(
+        theta_star=th, contexts=X, noise=jnp.zeros(T_RUN), corruption=jb.corruption.flip(budget)),
+        jax.random.key(0), horizon=T_RUN)
+    out_rounds = jb.simulate(random_actions(K_RUN, seed), jb.envs.replay(
+        theta_star=th, contexts=X, noise=jnp.zeros(T_RUN), corruption=jb.corruption.flip_rounds(rounds)),
+        jax.random.key(0), horizon=T_RUN)
+    return out_budget, out_rounds
+
+
+def replay_run(seed, budget, rounds):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T_RUN, K_RUN, D_RUN)) * rng.uniform(0.1, 2.0, size=(T_RUN, K_RUN, 1))
+    th = rng.normal(size=D_RUN)
+    outs = _flip_run(jnp.asarray(X, jnp.float32), jnp.asarray(th, jnp.float32), jnp.int32(seed),
+                     jnp.float32(budget), jnp.float32(rounds))
+    results = []
+    for out in outs:
+        action = np.asarray(out.action)
+        chosen = (np.asarray(X, np.float32).astype(np.float64) @ np.asarray(th, np.float32))[np.arange(T_RUN), action]
+        results.append((chosen, np.asarray(out.corruption, np.float64), np.asarray(out.reward, np.float64),
+                        action))
+    return results
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), budget=st.one_of(st.floats(0.0, 150.0), st.just(np.inf)))
+def test_flip_budget_accounting_over_a_simulated_run(seed, budget):
+    (chosen, c, reward, action), _ = replay_run(seed, budget, 0)
+    assert np.all((action >= 0) & (action < K_RUN)) and len(np.unique(action)) > 1   # random actions
+    np.testing.assert_allclose(reward, chosen + c, rtol=1e-5, atol=1e-5)      # r_t = ⟨X_t, θ*⟩ + c_t here
+    spent = np.cumsum(np.abs(c))
+    assert spent[-1] <= budget * (1 + 1e-5) + 1e-5                             # never beyond C
+    assert np.all(np.abs(c) <= 2 * np.abs(chosen) * (1 + 1e-5) + 1e-6)         # at most a full flip
+    assert np.all(c * chosen <= 1e-9)                                          # always against the mean
+    before = np.concatenate([[0.0], spent[:-1]])
+    # a round is a full flip while the budget left covers it, and takes exactly what is left otherwise
+    need = 2 * np.abs(chosen)
+    full = before + need <= budget * (1 - 1e-5)
+    np.testing.assert_allclose(np.abs(c[full]), need[full], rtol=1e-4, atol=1e-6)
+    if np.isfinite(budget):
+        np.testing.assert_allclose(spent[-1], min(budget, need.sum()), rtol=1e-4, atol=1e-5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), rounds=st.integers(0, T_RUN + 20))
+def test_flip_rounds_accounting_over_a_simulated_run(seed, rounds):
+    _, (chosen, c, reward, _) = replay_run(seed, 0.0, rounds)
+    n = min(rounds, T_RUN)
+    np.testing.assert_allclose(c[:n], -2 * chosen[:n], rtol=1e-5, atol=1e-6)   # the first n rounds flip
+    assert np.all(c[n:] == 0)                                                    # and no other round
+    np.testing.assert_allclose(reward, chosen + c, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.abs(c).sum(), 2 * np.abs(chosen[:n]).sum(), rtol=1e-5, atol=1e-5)
+
+
+def test_sweep_reports_the_corruption_spent():
+    T, K, d = 60, 5, 3
+
+    def make_env(p):
+        return jb.envs.linear(d, K, noise=jb.noise.gaussian(0.1), corruption=jb.corruption.flip(p["C"]))
+
+    res = jb.sweep(lambda p: random_actions(K, 0), make_env, {"C": [0.0, 3.0, np.inf]}, horizon=T, seeds=2)
+    spent = res.corruption_spent[..., -1]
+    np.testing.assert_allclose(spent, np.abs(res.corruption).sum(axis=-1), rtol=1e-5)
+    assert np.all(spent[0] == 0) and np.all(spent[1] <= 3.0 * (1 + 1e-6))
+    assert np.all(spent[2] > spent[1])

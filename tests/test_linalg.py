@@ -119,3 +119,62 @@ def test_ties_go_to_the_lowest_index():
     scores = jnp.asarray([0.5, 1.0 - 1e-8, 1.0, 0.2], jnp.float32)
     assert int(argmax_lowest(scores, jnp.float32(1.0))) == 1
     assert int(argmax_lowest(jnp.asarray([0.1, 0.3, 0.2]), jnp.float32(1.0))) == 1
+
+
+# --- the batch-invariant sums and the robustness of Sherman–Morrison and the projection ---
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), d=st.integers(1, 40), lead=st.integers(1, 5))
+def test_unrolled_sums_match_numpy(seed, d, lead):
+    """dot/matvec/norm (unrolled up to DOT_UNROLL_MAX_DIM = 32, XLA above) against float64 NumPy."""
+    from jaxbandit.linalg import dot, matvec, norm
+
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(lead, d))
+    b = rng.normal(size=d)
+    A = rng.normal(size=(d + 1, d))
+    with jax.enable_x64(True):
+        np.testing.assert_allclose(np.asarray(dot(jnp.asarray(a), jnp.asarray(b))), a @ b, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(matvec(jnp.asarray(A), jnp.asarray(a))), a @ A.T, rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_allclose(np.asarray(norm(jnp.asarray(a))), np.linalg.norm(a, axis=-1), rtol=1e-13)
+    got = np.asarray(dot(jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)), np.float64)
+    assert np.all(np.abs(got - a @ b) <= 4 * d * np.finfo(np.float32).eps * (np.abs(a) @ np.abs(b)) + 1e-6)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 30),
+       log_w=st.lists(st.floats(-6.0, 6.0), min_size=30, max_size=30))
+def test_a_sequence_of_sherman_morrison_updates_matches_a_direct_inverse(seed, n, log_w):
+    rng = np.random.default_rng(seed)
+    d = int(rng.integers(1, 12))
+    lam = float(rng.uniform(0.1, 10.0))
+    U = rng.normal(size=(n, d))
+    w = 10.0 ** np.asarray(log_w[:n])
+    with jax.enable_x64(True):
+        A = jnp.eye(d) / lam
+        for i in range(n):
+            A = sherman_morrison(A, jnp.asarray(U[i]), w[i])
+        A = np.asarray(A)
+    V = lam * np.eye(d) + (U.T * w) @ U
+    want = np.linalg.inv(V)
+    cond = np.linalg.cond(V)
+    # An update V → V + w·uuᵀ cancels in A − c·vvᵀ by up to ‖V_new‖‖A_old‖ ≤ ‖V‖₂/λ, on top of cond(V):
+    # each rounds at about eps times both; n of them add up.
+    growth = np.linalg.norm(V, 2) / lam
+    np.testing.assert_allclose(A, want, rtol=0, atol=(n + 1) * 4e-16 * growth * cond * np.abs(want).max())
+    np.testing.assert_array_equal(A, A.T)
+
+
+def test_projection_stays_finite_and_feasible_for_singular_metrics():
+    """V⁻¹ with a zero eigenvalue (the limit of an infinite weight) or a slightly negative one (rounding
+    after it): the answer must stay finite and inside the ball."""
+    rng = np.random.default_rng(3)
+    Q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
+    for smallest in (0.0, -1e-7, -1e-3):
+        A = jnp.asarray((Q * np.array([smallest, 1e-3, 0.1, 1.0, 1.0, 2.0])) @ Q.T, jnp.float32)
+        for scale in (2.0, 1e3, 1e15):
+            theta_tilde = jnp.asarray(rng.normal(size=6) * scale, jnp.float32)
+            theta = np.asarray(project_ball_in_metric(theta_tilde, A, 1.0))
+            assert np.all(np.isfinite(theta)), (smallest, scale)
+            assert np.linalg.norm(theta) <= 1.0 + 1e-6
