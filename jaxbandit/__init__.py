@@ -1,5 +1,5 @@
 """jaxbandit: linear contextual bandits under adversarial corruption and heavy-tailed noise, in JAX."""
-from . import analysis, corruption, envs, linalg, noise, plots
+from . import analysis, corruption, envs, figure1, linalg, noise, plots
 from .analysis import loglog_slope
 from .base import Algorithm, Environment, Feedback, Trajectory
 from .cr_hvt_ucb import CRHvtUCBState, cr_hvt_ucb, hvt_ucb

@@ -1,9 +1,14 @@
 """Command line: ``python -m jaxbandit`` (the default demo) and subcommands.
 
 - ``python -m jaxbandit [demo] [--horizon T] [--seeds n] [--out DIR]``: the default experiment;
-- ``python -m jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result, nothing re-run.
+- ``python -m jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result, nothing re-run;
+- ``python -m jaxbandit figure1 [--horizon T] [--seeds N] [--out DIR] [--constants theory|tuned|both]
+  [--baselines]``: the paper's Figure 1 (``jaxbandit.figure1.run``);
+- ``python -m jaxbandit tune-figure1 [--horizon T] [--seeds N] [--baselines] [--out FILE]``: tune the
+  constants ``figure1 --constants tuned`` reads (``jaxbandit.figure1.tune``).
 
-Every ``ValueError`` from bad input becomes a one-line ``error: ...`` message and exit status 2.
+Every ``ValueError`` from bad input, and every argument error, becomes a one-line ``error: ...``
+message and exit status 2.
 """
 from __future__ import annotations
 
@@ -25,9 +30,25 @@ def _positive_int(text: str) -> int:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line, ``error: ...``, with exit status 2 (argparse's
+    own print the usage first). Subcommand parsers are of this class too."""
+
+    def error(self, message):
+        sys.stderr.write(f"error: {' '.join(str(message).split())}\n")
+        sys.exit(2)
+
+
+def _horizon_figure1(text: str) -> int:
+    value = _positive_int(text)
+    if value < 4:
+        raise argparse.ArgumentTypeError(f"{value} is invalid: the horizon must be an integer >= 4")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m jaxbandit",
-                                     description="jaxbandit: robust linear contextual bandits in JAX.")
+    parser = _Parser(prog="python -m jaxbandit",
+                     description="jaxbandit: robust linear contextual bandits in JAX.")
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="the default experiment (run when no command is given)")
     _add_demo_args(demo)
@@ -39,6 +60,41 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--out", dest="plot_out", type=Path, default=None, metavar="PNG",
                       help="where to write the figure (default: FILE with .png, or -loglog.png)")
     plot.add_argument("--loglog", action="store_true", help="log-log axes")
+
+    fig = sub.add_parser("figure1", help="reproduce Figure 1 of the paper (Section 6)",
+                         description="Figure 1 of Tani & Futami: CR-Hvt-UCB against GAdaOFUL (and with "
+                                     "--baselines OFUL, CW-OFUL, Heavy-OFUL, Hvt-UCB): regret under "
+                                     "Student-t(3) and Pareto noise with C in {0, 100}, and runtime.")
+    fig.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T >= 4 (default 5000)")
+    fig.add_argument("--seeds", type=_positive_int, default=10,
+                     help="reported runs per curve, seeds 0..N-1 (default 10)")
+    fig.add_argument("--out", type=Path, default=Path("out/figure1"), help="output directory")
+    fig.add_argument("--constants", choices=("theory", "tuned", "both"), default="both",
+                     help="theory constants, constants tuned on seeds 1000+ (the packaged "
+                          "jaxbandit/data/figure1_tuned.json), or both (default)")
+    fig.add_argument("--baselines", action="store_true",
+                     help="also run Hvt-UCB, OFUL, CW-OFUL and Heavy-OFUL")
+    fig.add_argument("--tuned-file", type=Path, default=None, metavar="FILE",
+                     help="read tuned constants from FILE instead of the packaged file")
+    fig.add_argument("--repeats", type=_positive_int, default=3,
+                     help="timed runs per curve of the runtime panel (default 3)")
+    fig.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+
+    tune = sub.add_parser("tune-figure1", help="tune the constants figure1 --constants tuned reads",
+                          description="Grid-search each method's free constants on seeds 1000.. "
+                                      "(disjoint from the reported seeds), averaged over C in {0, 100}, "
+                                      "per noise setting, and write them with their provenance.")
+    tune.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T (default 5000)")
+    tune.add_argument("--seeds", type=_positive_int, default=10,
+                      help="tuning seeds 1000..1000+N-1 (default 10)")
+    tune.add_argument("--methods", default=None, metavar="M1,M2",
+                      help="comma-separated methods (default: cr_hvt_ucb,gadaoful, plus the baselines "
+                           "with --baselines)")
+    tune.add_argument("--baselines", action="store_true", help="also tune the baselines")
+    tune.add_argument("--out", dest="tuned_out", type=Path, default=None, metavar="FILE",
+                      help="where to write (default: the packaged jaxbandit/data/figure1_tuned.json; "
+                           "other methods' entries in an existing file are kept)")
+    tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     return parser
 
 
@@ -153,12 +209,29 @@ def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
 
 def main(argv=None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(argv)
+    command = " ".join(["python -m jaxbandit"] + argv)
     try:
         if args.command in (None, "demo"):
             run_demo(args.horizon, args.seeds, args.out, args.progress)
         elif args.command == "plot":
             run_plot(args.file, args.plot_out, args.loglog)
+        elif args.command == "figure1":
+            from jaxbandit import figure1
+
+            figure1.run(args.horizon, args.seeds, args.out, constants=args.constants,
+                        baselines=args.baselines, tuned_file=args.tuned_file, repeats=args.repeats,
+                        progress=args.progress, command=command)
+        elif args.command == "tune-figure1":
+            from jaxbandit import figure1
+
+            if args.methods is not None:
+                methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
+            else:
+                methods = figure1.MAIN_METHODS + (figure1.BASELINE_METHODS if args.baselines else ())
+            figure1.tune(args.horizon, args.seeds, methods_to_tune=methods, out=args.tuned_out,
+                         progress=args.progress, command=command)
         return 0
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -7,7 +7,10 @@ seed paper), so its per-round cost grows with t: the point of the seed paper's F
 - σ_t = max{ν_t, σ_min, ‖X_t‖_{H_{t−1}⁻¹}/m₀, α_C √‖X_t‖_{H_{t−1}⁻¹}}, w_t = ‖X_t‖_{H_{t−1}⁻¹}/σ_t,
   τ_t = τ₀ √(1 + w_t²)/w_t;
 - θ̂_t = argmin_{‖θ‖ ≤ S} (λk/2)‖θ‖² + Σ_{s≤t} φ_{τ_s}((r_s − ⟨X_s, θ⟩)/σ_s), solved by
-  ``robust_regression.refit`` to ``tol``, warm-started at θ̂_{t−1};
+  ``robust_regression.solve`` to ``tol``, warm-started at the last point where the previous refit
+  evaluated the objective (within ``tol`` of θ̂_{t−1}), whose value, gradient and Hessian are carried in
+  the state and brought up to round t by adding round t's term — so a refit whose first Newton step is
+  accepted costs one pass over the history (O(t d²)), not two or more;
 - H_t = H_{t−1} + X_tX_tᵀ/σ_t² (H₀ = λI), H⁻¹ by Sherman–Morrison.
 
 The loss is the standard pseudo-Huber φ_τ(x) = τ²(√(1 + (x/τ)²) − 1), whose derivative τx/√(τ² + x²) is
@@ -52,7 +55,9 @@ PRESETS = ("public", "theory")
 
 
 class GAdaOFULState(NamedTuple):
-    """State after t rounds: H_t⁻¹ `[d, d]`, θ̂_t `[d]`, the history buffers `[N, d]`/`[N]` and t."""
+    """State after t rounds: H_t⁻¹ `[d, d]`, θ̂_t `[d]`, the history buffers `[N, d]`/`[N]`, the refit's
+    warm start (the point θₑ `[d]` last evaluated and the objective's value, gradient `[d]` and Hessian
+    `[d, d]` there over the t rounds: a cache, see ``robust_regression.solve``) and t."""
 
     H_inv: Array
     theta: Array
@@ -60,6 +65,10 @@ class GAdaOFULState(NamedTuple):
     r_hist: Array
     sigma_hist: Array
     tau_hist: Array
+    fit_theta: Array
+    fit_value: Array
+    fit_grad: Array
+    fit_hess: Array
     t: Array
 
 
@@ -135,7 +144,8 @@ def gadaoful(horizon: int, dim: int, *, nu, corruption, constants: str = "public
       tol, max_newton_iters: the refit's stopping tolerance on the projected-Newton step (default 1e-10
         in float64, 1e-5 in float32) and iteration cap (static, default 50).
 
-    Every numeric argument may be a traced scalar. The per-round cost is O(t d²) per Newton iteration.
+    Every numeric argument may be a traced scalar. The per-round cost is O(t d²) per pass over the
+    history, typically one pass per round (see ``robust_regression.solve``).
     """
     horizon = V.check_int("horizon", horizon)
     dim = V.check_int("dim", dim)
@@ -170,9 +180,12 @@ def gadaoful(horizon: int, dim: int, *, nu, corruption, constants: str = "public
     def init() -> GAdaOFULState:
         dtype = float_dtype()
         hist = rr.empty_history(horizon, dim, dtype)
+        start = rr.initial_point(dim, reg, dtype)
         return GAdaOFULState(H_inv=(jnp.eye(dim, dtype=dtype) / consts.lam).astype(dtype),
                              theta=jnp.zeros(dim, dtype), X_hist=hist.X, r_hist=hist.r,
-                             sigma_hist=hist.sigma, tau_hist=hist.tau, t=jnp.zeros((), jnp.int32))
+                             sigma_hist=hist.sigma, tau_hist=hist.tau, fit_theta=start.theta,
+                             fit_value=start.value, fit_grad=start.grad, fit_hess=start.hess,
+                             t=jnp.zeros((), jnp.int32))
 
     def select(state: GAdaOFULState, contexts: Array) -> Array:
         return select_ucb(contexts, state.theta, state.H_inv, radius(state.t).astype(state.theta.dtype))
@@ -187,9 +200,14 @@ def gadaoful(horizon: int, dim: int, *, nu, corruption, constants: str = "public
         tau = consts.tau0 * jnp.sqrt(1.0 + w * w) / w
         hist = rr.append(rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist,
                                     state.t), x, reward, sigma, tau)
-        fit = rr.refit(state.theta, hist, reg, S_, rr.pseudo_huber, tol=tol, max_iters=max_newton_iters)
+        start = rr.add_row(rr.Point(state.fit_theta, state.fit_value, state.fit_grad, state.fit_hess),
+                           x, reward, sigma, tau, rr.pseudo_huber)
+        fit = rr.solve(start, hist, reg, S_, rr.pseudo_huber, tol=tol, max_iters=max_newton_iters)
         H_inv = sherman_morrison(state.H_inv, x, (1.0 / sigma ** 2).astype(dtype))
+        point = fit.point
         return GAdaOFULState(H_inv=H_inv, theta=fit.theta.astype(dtype), X_hist=hist.X, r_hist=hist.r,
-                             sigma_hist=hist.sigma, tau_hist=hist.tau, t=state.t + 1)
+                             sigma_hist=hist.sigma, tau_hist=hist.tau, fit_theta=point.theta,
+                             fit_value=point.value, fit_grad=point.grad, fit_hess=point.hess,
+                             t=state.t + 1)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=revealed)

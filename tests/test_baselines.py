@@ -234,6 +234,34 @@ def test_refit_does_not_recompile_for_new_data(x64):
 
 
 @pytest.mark.parametrize("kind", ["huber", "pseudo_huber"])
+def test_warm_start_carried_across_rounds_is_exact(x64, kind):
+    """GAdaOFUL's warm start: the point a refit returns, brought up to date by add_row, holds the value,
+    gradient and Hessian of the objective over the longer history, and solve from it reaches the
+    constrained minimiser of that history (against the SciPy reference), in one pass or two."""
+    loss = rr.huber if kind == "huber" else rr.pseudo_huber
+    X, r, sigma, tau, hist = _problem(11, 120, junk=False)
+    short = hist._replace(count=jnp.asarray(119, jnp.int32))
+    first = rr.refit(jnp.zeros(6), short, 0.1, 1.0, loss)
+    carried = rr.add_row(first.point, X[119], r[119], sigma[119], tau[119], loss)
+    z = (r - X @ np.asarray(first.point.theta)) / sigma
+    rho, d1, d2 = ref.loss_terms(z, tau, kind)
+    th = np.asarray(first.point.theta)
+    np.testing.assert_allclose(float(carried.value), 0.05 * th @ th + rho.sum(), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(carried.grad), 0.1 * th - X.T @ (d1 / sigma), atol=1e-10)
+    np.testing.assert_allclose(np.asarray(carried.hess),
+                               0.1 * np.eye(6) + (X * (d2 / sigma ** 2)[:, None]).T @ X, atol=1e-10)
+    fit = rr.solve(carried, hist, 0.1, 1.0, loss)
+    np.testing.assert_allclose(np.asarray(fit.theta), ref.robust_fit(X, r, sigma, tau, 0.1, 1.0, kind),
+                               rtol=0, atol=1e-9)
+    assert 1 <= int(fit.passes) <= 3 and float(fit.step) <= 1e-10
+    # the initial point is the objective over an empty history at θ = 0
+    start = rr.initial_point(6, 0.1, jnp.float64)
+    empty = hist._replace(count=jnp.asarray(0, jnp.int32))
+    for a, b in zip(start, rr.evaluate(jnp.zeros(6), empty, 0.1, loss)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("kind", ["huber", "pseudo_huber"])
 def test_refit_in_float32_is_close_to_float64(kind):
     with jax.enable_x64(True):
         X, r, sigma, tau, hist64 = _problem(5, 200, junk=False)
