@@ -250,6 +250,12 @@ def methods() -> dict:
     return _methods()
 
 
+def _eps_nu_values() -> tuple[list, list]:
+    """ε and ν of each noise setting, in ``NOISES`` order (a traced noise index picks one)."""
+    settings = noise_settings()
+    return [settings[n].eps for n in NOISES], [settings[n].nu for n in NOISES]
+
+
 @functools.lru_cache(maxsize=None)
 def _figure_factory(method: str, horizon: int, tuned: tuple | None):
     """The algorithm factory of the figure's sweep. ``tuned``: per noise setting, the tuned values in
@@ -258,9 +264,7 @@ def _figure_factory(method: str, horizon: int, tuned: tuple | None):
     import jax.numpy as jnp
 
     spec = methods()[method]
-    settings = noise_settings()
-    eps_values = [settings[n].eps for n in NOISES]
-    nu_values = [settings[n].nu for n in NOISES]
+    eps_values, nu_values = _eps_nu_values()
 
     def make(p):
         i = _index(p["noise"])
@@ -279,9 +283,7 @@ def _figure_factory(method: str, horizon: int, tuned: tuple | None):
 def _tune_factory(method: str, horizon: int):
     """The factory :func:`tune` sweeps: the method's free constants are grid axes."""
     spec = methods()[method]
-    settings = noise_settings()
-    eps_values = [settings[n].eps for n in NOISES]
-    nu_values = [settings[n].nu for n in NOISES]
+    eps_values, nu_values = _eps_nu_values()
 
     def make(p):
         i = _index(p["noise"])
