@@ -3,7 +3,7 @@
 Each configuration runs in a fresh subprocess that reports its peak resident set size (ru_maxrss), so
 numbers are not polluted by earlier ones. Writes ``results/memory.json``.
 
-    python benchmarks/memory.py [--runs 2000] [--rounds 5000]
+    python benchmarks/memory.py [--runs 2000] [--rounds 5000] [--records '"all"' '["log", 50]' 500]
 """
 from __future__ import annotations
 
@@ -35,9 +35,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5000)
+    parser.add_argument("--records", type=json.loads, nargs="+", default=["all", ["log", 50], 500],
+                        help="record= settings as JSON (default: '\"all\"' '[\"log\", 50]' 500)")
     args = parser.parse_args(argv)
     rows = []
-    for record in ["all", ["log", 50], 500]:
+    for record in args.records:
         out = subprocess.run([sys.executable, "-c", CHILD, str(args.runs), str(args.rounds), json.dumps(record)],
                              check=True, capture_output=True, text=True).stdout
         row = dict(record=str(record), runs=args.runs, rounds=args.rounds, **json.loads(out.splitlines()[-1]))

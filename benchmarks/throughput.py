@@ -17,8 +17,8 @@ import common
 import numpy_baseline
 
 
-def rounds_for(batch: int, quick: bool) -> int:
-    budget = 2e5 if quick else 4e6          # agent-rounds per measurement, about
+def rounds_for(batch: int, budget: float) -> int:
+    """Rounds per measurement: about ``budget`` agent-rounds, between 100 and 2000 rounds."""
     return int(min(2000, max(100, budget // batch)))
 
 
@@ -27,7 +27,10 @@ def main(argv=None):
     parser.add_argument("--batches", type=int, nargs="+", default=[1, 10, 100, 400, 1000, 10000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="agent-rounds per measurement (default 4e6, 2e5 with --quick; raise it on a GPU)")
     args = parser.parse_args(argv)
+    budget = args.budget or (2e5 if args.quick else 4e6)
 
     t0 = time.perf_counter()
     np_T = 400 if args.quick else 2000
@@ -39,7 +42,7 @@ def main(argv=None):
 
     rows = []
     for batch in args.batches:
-        T = rounds_for(batch, args.quick)
+        T = rounds_for(batch, budget)
         env = common.paper_env()
         t = time.perf_counter()
         fns = {"env": common.batched_runner(common.null_agent(), env, T, batch),

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The GPU measurements behind the README's GPU table, as one command on a machine with one GPU.
+# Uses the machine's own jax (no install: PYTHONPATH is the checkout). Results go to $OUT (default
+# benchmarks/results): throughput.json, runtime_vs_T.json, figure1/, variants.json, memory.json, gpu.log.
+#
+#     bash benchmarks/gpu.sh
+set -u
+OUT=${OUT:-benchmarks/results}
+mkdir -p "$OUT"
+export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 JAXBANDIT_BENCH_OUT=$OUT
+PY=${PYTHON:-python3}
+{
+  nvidia-smi -L
+  $PY -c "import jax; print('jax', jax.__version__, jax.devices())"
+  # CR-Hvt-UCB against the environment's RNG bound; 1e8 agent-rounds per measurement.
+  timeout 330 $PY benchmarks/throughput.py --batches 1000 100000 1000000 --budget 1e8 --repeats 3
+  timeout 100 $PY benchmarks/runtime_vs_T.py --horizons 1000 5000 --batch 10 --repeats 2
+  timeout 150 $PY -m jaxbandit figure1 --out "$OUT/figure1" --no-progress
+  # Unrolled vs XLA sums and Cholesky on this backend; a sweep of a million runs (jb.sweep, chunked).
+  timeout 120 $PY benchmarks/variants.py --batch 100000 --rounds 200
+  timeout 150 $PY benchmarks/memory.py --runs 1000000 --rounds 1000 --records '["log", 50]'
+} 2>&1 | tee "$OUT/gpu.log"
