@@ -29,8 +29,8 @@ import jax.numpy as jnp
 from . import _validation as V
 from ._numeric import as_float, float_dtype
 from .base import Algorithm
-from .linalg import (clamp_reward, dot, ellipsoid_norm, keep_finite, matvec, project_ball_in_metric,
-                     select_ucb, sherman_morrison, sigma_floor)
+from .linalg import (clamp_reward, dot, keep_finite, matvec, project_ball_in_metric, select_ucb,
+                     sherman_morrison_given, sigma_floor)
 
 Array = jax.Array
 
@@ -169,7 +169,9 @@ def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam
     def update(state: CRHvtUCBState, x: Array, reward: Array, nu_t: Array) -> CRHvtUCBState:
         t = state.t + 1
         t_pow = jnp.power(as_float(t), consts.exponent)
-        x_norm = ellipsoid_norm(state.V_inv, x)                       # ‖X_t‖_{V_{t−1}⁻¹}
+        v = matvec(state.V_inv, x)                                    # V_{t−1}⁻¹ X_t
+        q = jnp.maximum(dot(x, v), 0.0)
+        x_norm = jnp.sqrt(q)                                          # ‖X_t‖_{V_{t−1}⁻¹}
         nu_used = as_float(nu_t) if uses_revealed else nu_const
         sqrt_alpha = jnp.sqrt(consts.alpha)
         dtype = state.theta.dtype
@@ -181,10 +183,11 @@ def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam
         w = x_norm / (sigma * sqrt_alpha)                             # eq:auxi_def
         # √(1 + w²)/w written as √(1 + 1/w²): no overflow of w² for huge w, and τ = ∞ at w = 0
         tau = consts.tau0 * jnp.sqrt(1.0 + 1.0 / (w * w)) * t_pow     # eq:tau_def
-        V_inv = sherman_morrison(state.V_inv, x, 1.0 / (consts.alpha * sigma ** 2))
+        # V_t⁻¹ by Sherman–Morrison, and V_t⁻¹X_t from the same v
+        V_inv, V_inv_x = sherman_morrison_given(state.V_inv, v, q, 1.0 / (consts.alpha * sigma ** 2))
         z = (clamp_reward(reward, dtype) - dot(x, state.theta)) / sigma
         # θ̃ = θ̂ − V_t⁻¹∇ℓ_t(θ̂) with ∇ℓ_t(θ̂) = −clip(z, ±τ)·X_t/σ_t (def:huber_gra)
-        theta_tilde = state.theta + matvec(V_inv, x) * (jnp.clip(z, -tau, tau) / sigma)
+        theta_tilde = state.theta + V_inv_x * (jnp.clip(z, -tau, tau) / sigma)
         theta = project_ball_in_metric(theta_tilde, V_inv, S_, newton_iters)
         # Last-resort guards: a round whose arithmetic overflowed (only reachable with extreme input,
         # see tests/test_numerics.py) leaves V⁻¹ and θ̂ as they were instead of making them inf/NaN.

@@ -30,10 +30,17 @@ def dot(a: Array, b: Array) -> Array:
     d = a.shape[-1]
     if d > DOT_UNROLL_MAX_DIM:
         return jnp.sum(a * b, axis=-1)
-    acc = a[..., 0] * b[..., 0]
+    # Components first (`[d, ...]`): each term is then a contiguous slab, not a stride-d gather.
+    a_t, b_t = _components(a), _components(b)
+    acc = a_t[0] * b_t[0]
     for i in range(1, d):
-        acc = acc + a[..., i] * b[..., i]
+        acc = acc + a_t[i] * b_t[i]
     return acc
+
+
+def _components(x: Array) -> Array:
+    """``x`` `[..., d]` as `[d, ...]`."""
+    return jnp.moveaxis(x, -1, 0)
 
 
 def matvec(A: Array, x: Array) -> Array:
@@ -53,11 +60,23 @@ def norm(x: Array) -> Array:
 
 
 def ellipsoid_norm(A: Array, x: Array) -> Array:
-    """‖x‖_A = √(xᵀ A x) for ``x`` `[..., d]` and ``A`` `[d, d]`; returns `[...]`.
+    """‖x‖_A = √(xᵀ A x) for ``x`` `[..., d]` and a symmetric ``A`` `[d, d]`; returns `[...]`.
 
-    Rounding can make xᵀAx of a (numerically) singular A slightly negative: it is clamped at 0.
+    For d ≤ ``DOT_UNROLL_MAX_DIM`` the form is Σ_i x_i (A_ii x_i + 2 Σ_{j>i} A_ij x_j) over the components
+    of x (upper triangle only; batch-invariant like :func:`dot`). Rounding can make xᵀAx of a
+    (numerically) singular A slightly negative: it is clamped at 0.
     """
-    quad = dot(x, matvec(A, x))
+    d = x.shape[-1]
+    if d > DOT_UNROLL_MAX_DIM:
+        return jnp.sqrt(jnp.maximum(dot(x, matvec(A, x)), 0.0))
+    x_t = _components(x)
+    quad = None
+    for i in range(d):
+        inner = A[i, i] * x_t[i]
+        for j in range(i + 1, d):
+            inner = inner + (2.0 * A[i, j]) * x_t[j]
+        term = x_t[i] * inner
+        quad = term if quad is None else quad + term
     return jnp.sqrt(jnp.maximum(quad, 0.0))
 
 
@@ -69,8 +88,14 @@ def sherman_morrison(A: Array, u: Array, weight: Array) -> Array:
     σ → 0) gives the limit c = 1/uᵀv instead of ∞/∞, and ``weight`` = 0 gives c = 0.
     """
     v = matvec(A, u)
-    c = 1.0 / (1.0 / weight + dot(u, v))
-    return A - c * (v[:, None] * v[None, :])
+    return sherman_morrison_given(A, v, dot(u, v), weight)[0]
+
+
+def sherman_morrison_given(A: Array, v: Array, q: Array, weight: Array) -> tuple[Array, Array]:
+    """:func:`sherman_morrison` for a caller that already has v = A u and q = uᵀv (an algorithm needs
+    ‖u‖²_A = q anyway): returns the new inverse and its product with u, v/(1 + weight·q), for free."""
+    c = 1.0 / (1.0 / weight + q)
+    return A - c * (v[:, None] * v[None, :]), v / (1.0 + weight * q)
 
 
 def clamp_reward(r: Array, dtype) -> Array:
@@ -118,39 +143,44 @@ UNROLL_MAX_DIM = 16
 
 
 def _cholesky_unrolled(M):
-    """Lower Cholesky factor of ``M`` `[d, d]` as nested lists of scalars (d static and small)."""
+    """Lower Cholesky factor of ``M`` `[d, d]` as nested lists of scalars (d static and small), with the
+    reciprocals of its diagonal: ``(L, inv)``. The solves multiply by ``inv``; a division costs several
+    multiply-adds on a vector unit."""
     d = M.shape[-1]
     L = [[None] * d for _ in range(d)]
+    inv = [None] * d
     for j in range(d):
         diag = M[j, j] - sum((L[j][k] * L[j][k] for k in range(j)), 0.0)
         # I + μA is positive definite in exact arithmetic; the floor keeps a V⁻¹ that rounding made
         # slightly indefinite (after an extreme weight) from producing NaN.
         L[j][j] = jnp.sqrt(jnp.maximum(diag, jnp.finfo(diag.dtype).tiny))
-        inv = 1.0 / L[j][j]
+        inv[j] = 1.0 / L[j][j]
         for i in range(j + 1, d):
-            L[i][j] = (M[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), 0.0)) * inv
-    return L
+            L[i][j] = (M[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), 0.0)) * inv[j]
+    return L, inv
 
 
-def _forward_unrolled(L, b):
+def _forward_unrolled(factor, b):
+    L, inv = factor
     y = []
     for i in range(len(L)):
-        y.append((b[i] - sum((L[i][k] * y[k] for k in range(i)), 0.0)) / L[i][i])
+        y.append((b[i] - sum((L[i][k] * y[k] for k in range(i)), 0.0)) * inv[i])
     return y
 
 
-def _backward_unrolled(L, y):
+def _backward_unrolled(factor, y):
+    L, inv = factor
     d = len(L)
     x = [None] * d
     for i in reversed(range(d)):
-        x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, d)), 0.0)) / L[i][i]
+        x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, d)), 0.0)) * inv[i]
     return x
 
 
 def _shifted_cholesky(A):
-    """``(factor, forward, backward)`` for I + μA: ``factor(mu)`` returns its lower Cholesky factor L,
-    ``forward(L, b)`` solves L y = b and ``backward(L, y)`` solves Lᵀx = y, on `[d]` arrays. Unrolled into
-    scalar operations for d ≤ ``UNROLL_MAX_DIM``, LAPACK above."""
+    """``(factor, forward, backward)`` for I + μA: ``factor(mu)`` returns its lower Cholesky factor L (in
+    a form ``forward``/``backward`` take), ``forward(L, b)`` solves L y = b and ``backward(L, y)`` solves
+    Lᵀx = y, on `[d]` arrays. Unrolled into scalar operations for d ≤ ``UNROLL_MAX_DIM``, LAPACK above."""
     d = A.shape[-1]
     eye = jnp.eye(d, dtype=A.dtype)
     if d <= UNROLL_MAX_DIM:
