@@ -100,9 +100,17 @@ def loglog_slope(result, *, start: float = 0.5, per_seed: bool = False) -> np.nd
                          f"[{start}·T, T] with T={rounds[-1]:g}; record more rounds or lower start "
                          "(valid range (0, 1))")
     curves = arr[..., window] if per_seed else arr[..., window].mean(axis=-2)
-    x = np.log(rounds[window])
+    return loglog_fit(rounds[window], curves)
+
+
+def loglog_fit(x, y) -> np.ndarray:
+    """Least-squares slope of log y against log x, over the last axis of ``y`` `[..., n]` (``x`` `[n]`,
+    positive); NaN where some y is not positive and finite, or n < 2."""
+    x = np.log(np.asarray(x, dtype=np.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
-        y = np.log(curves)
+        y = np.log(np.asarray(y, dtype=np.float64))
+    if x.size < 2:
+        return np.full(y.shape[:-1], np.nan)
     valid = np.all(np.isfinite(y), axis=-1)
     y = np.where(valid[..., None], y, 0.0)
     xc = x - x.mean()

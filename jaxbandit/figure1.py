@@ -52,6 +52,8 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from .analysis import loglog_fit
+
 DIM, NUM_ARMS = 10, 20
 C_VALUES = (0.0, 100.0)
 TUNE_SEEDS = tuple(range(1000, 1010))
@@ -504,14 +506,6 @@ def _time_runs(method: str, horizon: int, *, tuned: tuple | None, variant: float
     return rounds, seconds
 
 
-def _loglog_fit(x, y) -> float:
-    x, y = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
-    if x.size < 2 or not np.all(np.isfinite(y)):
-        return float("nan")
-    x = x - x.mean()
-    return float(x @ (y - y.mean()) / (x @ x))
-
-
 def _last_chunk_rate(rounds, seconds):
     """Seconds per round over the last timed chunk, per repeat `[repeats]`."""
     rounds = np.asarray(rounds, float)
@@ -527,7 +521,7 @@ def _runtime_slope(rounds, seconds) -> float:
     rounds = np.asarray(rounds, float)
     mid = np.median(np.asarray(seconds, float).reshape(-1, rounds.size), axis=0)
     window = rounds >= rounds[-1] / 2
-    return _loglog_fit(rounds[window], mid[window])
+    return float(loglog_fit(rounds[window], mid[window]))
 
 
 # ------------------------------------------------------------------------------------------------

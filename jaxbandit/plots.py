@@ -16,7 +16,7 @@ from typing import Mapping
 
 import numpy as np
 
-from .analysis import _seed_last, check_result, mean_and_stderr
+from .analysis import _seed_last, check_result, loglog_fit, mean_and_stderr
 from .results import SweepResult
 
 __all__ = ["mean_and_stderr", "plot_regret_curves", "plot_final_vs", "plot_runtime", "plot_panels",
@@ -165,12 +165,6 @@ def plot_final_vs(result: SweepResult, axis: str = "C", *, ax=None, logx: bool =
     return ax
 
 
-def _loglog_fit(x, y) -> float:
-    lx, ly = np.log(x), np.log(y)
-    lx = lx - lx.mean()
-    return float(lx @ (ly - ly.mean()) / (lx @ lx))
-
-
 def plot_runtime(runtimes: Mapping[str, tuple], *, ax=None, title: str | None = None,
                  show_slope: bool = True):
     """Wall-clock seconds against horizon T on log–log axes, one line per name.
@@ -210,7 +204,7 @@ def plot_runtime(runtimes: Mapping[str, tuple], *, ax=None, title: str | None = 
         mid = np.median(sec, axis=1)
         label = name
         if show_slope and np.unique(T).size >= 2:
-            label = f"{name} (slope {_loglog_fit(T, mid):.2f})"
+            label = f"{name} (slope {float(loglog_fit(T, mid)):.2f})"
         if sec.shape[1] > 1:
             yerr = np.stack([mid - sec.min(axis=1), sec.max(axis=1) - mid])
             ax.errorbar(T, mid, yerr=yerr, marker="o", markersize=4, capsize=3, label=label)
