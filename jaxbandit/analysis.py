@@ -106,9 +106,16 @@ def loglog_slope(result, *, start: float = 0.5, per_seed: bool = False) -> np.nd
 def loglog_fit(x, y) -> np.ndarray:
     """Least-squares slope of log y against log x, over the last axis of ``y`` `[..., n]` (``x`` `[n]`,
     positive); NaN where some y is not positive and finite, or n < 2."""
-    x = np.log(np.asarray(x, dtype=np.float64))
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.ndim != 1 or y.ndim < 1 or y.shape[-1] != x.size:
+        raise ValueError(f"x has shape {x.shape} and y {y.shape}: x must be 1-D with as many entries as "
+                         "y's last axis")
+    if np.any(~(x > 0)):
+        raise ValueError(f"x is invalid (its smallest entry is {np.nanmin(x)!r}, or NaN): every entry "
+                         "must be a number in (0, inf)")
+    x = np.log(x)
     with np.errstate(divide="ignore", invalid="ignore"):
-        y = np.log(np.asarray(y, dtype=np.float64))
+        y = np.log(y)
     if x.size < 2:
         return np.full(y.shape[:-1], np.nan)
     valid = np.all(np.isfinite(y), axis=-1)

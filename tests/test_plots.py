@@ -148,6 +148,18 @@ def test_loglog_slope_window_and_nan():
         jb.loglog_slope(short)
 
 
+def test_loglog_fit_of_power_laws_and_bad_input():
+    from jaxbandit.analysis import loglog_fit
+    t = np.linspace(1.0, 50.0, 40)
+    np.testing.assert_allclose(loglog_fit(t, np.stack([2.0 * t ** 0.5, t ** 1.5])), [0.5, 1.5], atol=1e-12)
+    assert np.isnan(loglog_fit(t, np.where(t > 10, t, 0.0)))       # log 0: undefined
+    assert np.isnan(loglog_fit(t[:1], t[:1]))                        # one point: no slope
+    with pytest.raises(ValueError, match="x has shape"):
+        loglog_fit(t, t[:-1])
+    with pytest.raises(ValueError, match="x is invalid .* in \\(0, inf\\)"):
+        loglog_fit(t - 1.0, t)
+
+
 def test_panels_one_per_first_grid_axis_value():
     fig = plots.plot_panels(synthetic())
     visible = [ax for ax in fig.axes if ax.get_visible()]
