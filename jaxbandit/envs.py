@@ -35,16 +35,6 @@ def _check_adversary(corruption):
                             "a jb.corruption adversary (e.g. jb.corruption.flip(budget=100.0)) or None")
 
 
-def _as_real_array(name, value):
-    try:
-        arr = np.asarray(value)
-    except Exception:   # noqa: BLE001
-        arr = np.asarray(None)
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
-        raise ValueError(f"{name}={value!r} is invalid: it must be an array of real numbers")
-    return arr
-
-
 def uniform_sphere(key, shape, radius) -> Array:
     """Points uniform on the sphere of ``radius`` in ℝ^d: ``shape`` `[..., d]`."""
     g = jax.random.normal(key, shape, dtype=float_dtype())
@@ -116,7 +106,7 @@ def replay(*, theta_star, contexts, noise, corruption=None, nu=None) -> Environm
         if th.shape != (d,):
             raise ValueError(f"theta_star has shape {th.shape}, expected ({d},) to match the dim d={d} of "
                              f"contexts [T, K, d] = {list(X.shape)}")
-        eta = _as_real_array("noise", noise)
+        eta = V._as_float_array("noise", noise, "an array of real numbers")
         if eta.shape != (T,):
             raise ValueError(f"noise has shape {eta.shape}, expected ({T},) to match the horizon T={T} of "
                              f"contexts [T, K, d] = {list(X.shape)}")
@@ -124,7 +114,7 @@ def replay(*, theta_star, contexts, noise, corruption=None, nu=None) -> Environm
             raise ValueError(f"noise[{int(np.argmax(np.isnan(eta)))}]=nan is invalid: noise must not "
                              "contain NaN (±inf is allowed: the algorithms clamp rewards)")
         if nu is not None:
-            nu_arr = _as_real_array("nu", nu)
+            nu_arr = V._as_float_array("nu", nu, "an array of real numbers")
             if nu_arr.shape not in ((), (T,)):
                 raise ValueError(f"nu has shape {nu_arr.shape}, expected () or ({T},) to match the horizon "
                                  f"T={T} of contexts")

@@ -24,6 +24,7 @@ from jax.scipy.special import gammaln
 
 from . import _validation as V
 from ._numeric import as_float, float_dtype
+from .linalg import clamp_reward   # draws are clamped to the same ±√(float max) as rewards
 
 Array = jax.Array
 
@@ -62,11 +63,6 @@ def _family(name, sample, bound, max_order) -> NoiseFamily:
         return bound(eps)
 
     return family._replace(moment_bound=moment_bound)
-
-
-def _clamp(x):
-    big = jnp.sqrt(jnp.finfo(x.dtype).max)
-    return jnp.clip(x, -big, big)
 
 
 # fdlibm's log: log(1+f) = 2·atanh(s), s = f/(2+f), as a minimax polynomial in s² (e_log.c).
@@ -151,7 +147,8 @@ def gaussian(scale=1.0) -> NoiseFamily:
     scale_ = as_float(scale)
 
     def sample(key, t):
-        return _clamp(scale_ * jax.random.normal(key, dtype=float_dtype())), jnp.ones((), float_dtype())
+        dtype = float_dtype()
+        return clamp_reward(scale_ * jax.random.normal(key, dtype=dtype), dtype), jnp.ones((), dtype)
 
     def moment_bound(eps):
         p = 1.0 + as_float(eps)
@@ -173,7 +170,7 @@ def student_t(df, scale=1.0) -> NoiseFamily:
 
     def sample(key, t):
         eta = scale_ * _student_t(key, df_)
-        return _clamp(eta), jnp.ones((), float_dtype())
+        return clamp_reward(eta, float_dtype()), jnp.ones((), float_dtype())
 
     def moment_bound(eps):
         p = 1.0 + as_float(eps)
@@ -201,7 +198,7 @@ def pareto(shape, x_min=1.0) -> NoiseFamily:
 
     def sample(key, t):
         x = xm * _exp(_standard_exponential(key) / a)
-        return _clamp(x - mean), jnp.ones((), float_dtype())
+        return clamp_reward(x - mean, float_dtype()), jnp.ones((), float_dtype())
 
     def moment_bound(eps):
         p = 1.0 + as_float(eps)
@@ -249,7 +246,7 @@ def symmetric_pareto(shape, scale=1.0) -> NoiseFamily:
         k_sign, k_mag = jax.random.split(key)
         sign = jnp.where(jax.random.bernoulli(k_sign), 1.0, -1.0).astype(float_dtype())
         magnitude = scale_ * jnp.expm1(_standard_exponential(k_mag) / a)
-        return _clamp(sign * magnitude), jnp.ones((), float_dtype())
+        return clamp_reward(sign * magnitude, float_dtype()), jnp.ones((), float_dtype())
 
     def moment_bound(eps):
         p = 1.0 + as_float(eps)
@@ -285,7 +282,7 @@ def heteroscedastic(base: NoiseFamily, low=0.5, high=2.0, schedule=None) -> Nois
         else:
             s = jnp.clip(as_float(schedule(t)), lo, hi)
         eta, base_scale = base.sample(k_base, t)
-        return _clamp(s * eta), s * base_scale
+        return clamp_reward(s * eta, float_dtype()), s * base_scale
 
     return NoiseFamily(f"heteroscedastic({base.name})", sample, base.moment_bound, base.max_order)
 
