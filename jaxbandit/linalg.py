@@ -218,13 +218,20 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     ‖θ(μ)‖ ≥ ‖θ̃‖/(1 + μ‖A‖₂).
 
     What an iteration needs is one Cholesky factor L of the well-conditioned I + μA (eigenvalues in
-    [1, 1 + μ‖A‖]) and three triangular solves — no eigendecomposition: y = L⁻¹θ̃, θ = L⁻ᵀy, z = L⁻¹θ,
-    and since (I + μA)θ = θ̃ gives Aθ = (θ̃ − θ)/μ, d‖θ‖²/dμ = −2θᵀ(I + μA)⁻¹Aθ = −2zᵀ(y − z)/μ. (That
-    derivative loses relative accuracy when μ‖A‖ is tiny, which only slows Newton; its root is set by
-    ‖θ‖ alone.) The loop runs ``num_iters`` + 1 times and returns θ(μ) of the last iterate, so one loop
-    body serves both. Eight iterations reach float64 precision when cond(A) ≤ 10⁴ (the paper's settings
-    need four); take more for worse-conditioned V (about twelve at 10⁸). In float32 the answer is as
-    accurate as forming I + μA allows (about d·eps·μ‖A‖ relative) and always feasible.
+    [1, 1 + μ‖A‖]) and four triangular solves — no eigendecomposition: θ = L⁻ᵀL⁻¹θ̃, and since
+    (I + μA)θ = θ̃ gives Aθ = (θ̃ − θ)/μ, u = (I + μA)⁻¹Aθ = (θ − L⁻ᵀL⁻¹θ)/μ = −dθ/dμ and
+    d‖θ‖²/dμ = −2θᵀu. (u loses relative accuracy when μ‖A‖ is tiny, which only slows Newton; its root is
+    set by ‖θ‖ alone.)
+
+    Each run stops on its own once a Newton step Δμ moves θ by less than √eps relative (|Δμ|·‖A‖_F ≤
+    √eps): Newton is then in its quadratic regime and θ at the new iterate is θ − Δμ·u to within eps, with
+    no further factorisation. Inside the ball there is no iteration at all. The paper's settings
+    (cond(V) ≈ 2) stop after two or three factorisations; at most ``num_iters`` + 1 are made (then θ(μ) of
+    the last iterate is returned), enough for float64 precision up to cond(A) ≈ 10⁴; take more for
+    worse-conditioned V (about twelve at 10⁸). Under ``vmap`` the loop runs until the slowest run stops,
+    and a stopped run's values no longer change, so every run's answer is independent of its batch. In
+    float32 the answer is as accurate as forming I + μA allows (about d·eps·μ‖A‖ relative) and always
+    feasible.
     """
     factor, forward, backward = _shifted_cholesky(A)
     norm_tilde = norm(theta_tilde)
@@ -233,21 +240,36 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     mu0 = jnp.maximum(norm_tilde / radius - 1.0, 0.0) / frobenius
     tiny = jnp.finfo(A.dtype).tiny
 
-    def newton(carry, _):
-        mu, _ = carry
+    def evaluate(mu):
+        """θ(μ), and the Newton step's new μ."""
         L = factor(mu)
-        y = forward(L, theta_tilde)
-        theta = backward(L, y)
+        theta = backward(L, forward(L, theta_tilde))
         z = forward(L, theta)
+        u = (theta - backward(L, z)) / jnp.maximum(mu, tiny)            # (I + μA)⁻¹Aθ = −dθ/dμ
         n2 = dot(theta, theta)
-        dn2 = -2.0 * dot(z, y - z) / jnp.maximum(mu, tiny)
         n = jnp.sqrt(n2)
         g = 1.0 / n - 1.0 / radius
-        dg = -0.5 * dn2 / (n2 * n)
+        dg = dot(theta, u) / (n2 * n)
         step = jnp.where(dg > 0, g / dg, 0.0)
-        return (jnp.maximum(mu - step, 0.0), theta), None
+        return theta, u, jnp.maximum(mu - step, 0.0)
 
-    (_, theta), _ = jax.lax.scan(newton, (mu0, theta_tilde), None, length=num_iters + 1)
+    def unfinished(carry):
+        k, _, _, done = carry
+        return (k <= num_iters) & ~done
+
+    def newton(carry):
+        k, mu, _, _ = carry
+        theta, u, mu_next = evaluate(mu)
+        delta = mu_next - mu
+        # A step that moves θ by less than √eps (relative) is in Newton's quadratic regime: θ at the next
+        # iterate is then θ − Δμ·(I + μA)⁻¹Aθ to within eps, without another factorisation.
+        done = jnp.abs(delta) * frobenius <= sqrt_eps
+        theta = jnp.where(done, theta - delta * u, theta)
+        return k + 1, mu_next, theta, done
+
+    sqrt_eps = jnp.sqrt(jnp.finfo(A.dtype).eps)
+    _, _, theta, _ = jax.lax.while_loop(unfinished, newton,
+                                        (jnp.int32(0), mu0, theta_tilde, ~outside))
     # Feasibility is a hard constraint of the analysis; rounding may leave ‖θ‖ a hair above the radius,
     # so clip radially — a change at the rounding level that keeps ‖θ̂‖ ≤ S exactly.
     theta = theta * jnp.minimum(1.0, radius / norm(theta))
