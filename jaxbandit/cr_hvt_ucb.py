@@ -137,7 +137,8 @@ def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam
       beta_scale: multiplies β_t everywhere it appears (UCB bonus and σ_t).
       beta: a constant radius replacing def:beta (still multiplied by ``beta_scale``).
       kappa, tau0: override the derived κ and τ₀.
-      newton_iters: Newton iterations of the projection (static).
+      newton_iters: the projection's cap on Newton iterations (static; each run stops on its own once
+        converged, after two or three in the paper's settings).
 
     Every numeric argument may be a traced scalar (a ``vmap`` axis of a sweep).
     """

@@ -1,7 +1,7 @@
 """Linear-algebra pieces shared by the UCB algorithms.
 
 Every function is written for one run (no batch axis) and is jit- and vmap-safe: no Python branching on
-values, fixed iteration counts. ``A`` always denotes an inverse Gram matrix V⁻¹ `[d, d]` (symmetric
+values, bounded iteration counts. ``A`` always denotes an inverse Gram matrix V⁻¹ `[d, d]` (symmetric
 positive definite).
 """
 from __future__ import annotations

@@ -89,6 +89,30 @@ def test_projection_properties(seed, scale, S, log_spread):
     np.testing.assert_allclose(np.asarray(again), np.asarray(theta), atol=1e-5 * S)
 
 
+def test_projection_runs_stop_on_their_own_under_vmap():
+    """Each run of a batch stops Newton when it converges: a batch mixing a run inside the ball, a
+    barely-outside well-conditioned run and a far-outside ill-conditioned one (many iterations) gives
+    every run bitwise the answer it gets alone, and the slow run as accurate as the exact projection."""
+    rng = np.random.default_rng(11)
+    d = 10
+    Vs = [random_spd(rng, d, 2.0), random_spd(rng, d, 2.0), random_spd(rng, d, 1e3)]
+    tts = []
+    for scale in (0.5, 1.001, 50.0):
+        t = rng.normal(size=d)
+        tts.append(t * scale / np.linalg.norm(t))
+    A = jnp.asarray(np.stack([np.linalg.inv(V) for V in Vs]), jnp.float32)
+    A = (A + jnp.swapaxes(A, 1, 2)) / 2
+    tt = jnp.asarray(np.stack(tts), jnp.float32)
+    batched = np.asarray(jax.vmap(project_ball_in_metric, in_axes=(0, 0, None))(tt, A, 1.0))
+    for i in range(3):
+        alone = np.asarray(project_ball_in_metric(tt[i], A[i], 1.0))
+        np.testing.assert_array_equal(batched[i], alone)
+    np.testing.assert_array_equal(batched[0], np.asarray(tt[0]))
+    V2 = np.linalg.inv(np.asarray(A[2], np.float64))
+    exact = project_v_ball(np.asarray(tt[2], np.float64), (V2 + V2.T) / 2, 1.0)
+    np.testing.assert_allclose(batched[2], exact, atol=1e-4)
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10 ** 6), weight=st.floats(1e-6, 1e3))
 def test_sherman_morrison_matches_direct_inverse(seed, weight):
