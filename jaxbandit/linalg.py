@@ -239,9 +239,10 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     frobenius = jnp.sqrt(dot(dot(A, A), jnp.ones_like(theta_tilde)))
     mu0 = jnp.maximum(norm_tilde / radius - 1.0, 0.0) / frobenius
     tiny = jnp.finfo(A.dtype).tiny
+    sqrt_eps = jnp.sqrt(jnp.finfo(A.dtype).eps)
 
     def evaluate(mu):
-        """θ(μ), and the Newton step's new μ."""
+        """θ(μ), u = −dθ/dμ at μ, and the next Newton iterate."""
         L = factor(mu)
         theta = backward(L, forward(L, theta_tilde))
         z = forward(L, theta)
@@ -267,7 +268,6 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
         theta = jnp.where(done, theta - delta * u, theta)
         return k + 1, mu_next, theta, done
 
-    sqrt_eps = jnp.sqrt(jnp.finfo(A.dtype).eps)
     _, _, theta, _ = jax.lax.while_loop(unfinished, newton,
                                         (jnp.int32(0), mu0, theta_tilde, ~outside))
     # Feasibility is a hard constraint of the analysis; rounding may leave ‖θ‖ a hair above the radius,
