@@ -13,8 +13,8 @@ import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import jaxbandit as jb  # noqa: E402
-from jaxbandit.base import Algorithm  # noqa: E402
-from jaxbandit.results import atomic_write_json  # noqa: E402
+from jaxbandit.core.types import Algorithm  # noqa: E402
+from jaxbandit.report.results import atomic_write_json  # noqa: E402
 
 D, K = 10, 20   # the paper's setting
 

@@ -65,12 +65,11 @@ def bandit_segment(alg, env):
     def one(carry, rounds):
         def body(c, t):
             state, env_state, key = c
-            k_ctx, k_resp = jax.random.split(jax.random.fold_in(key, t))
-            X = env.contexts(k_ctx, env_state, t)
-            a = alg.select(state, X)
-            env_state, fb = env.respond(k_resp, env_state, X, a, t)
-            state = alg.update(state, X[a], fb.reward, fb.nu)
-            return (state, env_state, key), (X[a], fb.reward, fb.nu, fb.regret)
+            rnd = env.stream.draw(jax.random.fold_in(key, t), env_state.theta_star, t)
+            a = alg.select(state, rnd.contexts)
+            env_state, fb = env.respond(env_state, rnd, a, t)
+            state = alg.update(state, rnd.contexts[a], fb.reward, fb.nu)
+            return (state, env_state, key), (rnd.contexts[a], fb.reward, fb.nu, fb.regret)
 
         return jax.lax.scan(body, carry, rounds)
 

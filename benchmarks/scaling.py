@@ -2,7 +2,7 @@
 
 For each (d, K): compile time of the batched simulation, and agent-rounds per second of CR-Hvt-UCB and of
 the environment alone (do-nothing agent), interleaved. d > 16 switches the projection from the unrolled
-Cholesky to LAPACK (``jaxbandit.linalg.UNROLL_MAX_DIM``). Writes ``results/scaling.json``.
+Cholesky to LAPACK (``jaxbandit.core.linalg.UNROLL_MAX_DIM``). Writes ``results/scaling.json``.
 
     python benchmarks/scaling.py [--batch 400] [--rounds 500]
 """

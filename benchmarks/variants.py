@@ -15,7 +15,7 @@ import argparse
 import jax
 
 import common
-import jaxbandit.linalg as la
+import jaxbandit.core.linalg as la
 
 VARIANTS = {  # name: overrides of jaxbandit.linalg's module constants (read at trace time)
     "default for this backend": {},

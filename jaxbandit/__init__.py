@@ -1,19 +1,36 @@
 """jaxbandit: linear contextual bandits under adversarial corruption and heavy-tailed noise, in JAX."""
-from . import analysis, corruption, envs, figure1, linalg, noise, plots
-from .analysis import loglog_slope
-from .base import Algorithm, Environment, Feedback, Trajectory
-from .compilation_cache import enable_compilation_cache
-from .cr_hvt_ucb import CRHvtUCBState, cr_hvt_ucb, hvt_ucb
-from .cw_oful import CWOFULState, cw_oful
-from .gadaoful import GAdaOFULState, gadaoful
-from .heavy_oful import HeavyOFULState, heavy_oful
-from .oful import OFULState, oful
-from .results import SweepResult
-from .simulate import simulate
-from .sweep import sweep
-from .tune import TuneResult, tune
+from . import envs
+from .agents.cr_hvt_ucb import CRHvtUCBState, cr_hvt_ucb, hvt_ucb
+from .agents.cw_oful import CWOFULState, cw_oful
+from .agents.gadaoful import GAdaOFULState, gadaoful
+from .agents.heavy_oful import HeavyOFULState, heavy_oful
+from .agents.oful import OFULState, oful
+from .core import linalg
+from .core.types import Algorithm, Environment, Feedback, Trajectory
+from .envs import corruption, noise
+from .report import analysis
+from .report.analysis import loglog_slope
+from .report.results import SweepResult
+from .runner.compilation_cache import enable_compilation_cache
+from .runner.simulate import simulate
+from .runner.sweep import sweep
+from .runner.tune import TuneResult, tune
 
 __version__ = "0.1.0"
+
+# Loaded on first use, so that ``import jaxbandit`` loads neither matplotlib nor the experiments.
+_LAZY = {"plots": "jaxbandit.report.plots", "figure1": "jaxbandit.experiments.figure1"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(_LAZY[name])
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'jaxbandit' has no attribute {name!r}")
+
 
 __all__ = [
     "Algorithm", "Environment", "Feedback", "Trajectory", "CRHvtUCBState",

@@ -3,9 +3,9 @@
 - ``python -m jaxbandit [demo] [--horizon T] [--seeds n] [--out DIR]``: the default experiment;
 - ``python -m jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result, nothing re-run;
 - ``python -m jaxbandit figure1 [--horizon T] [--seeds N] [--out DIR] [--constants theory|tuned|both]
-  [--baselines]``: the paper's Figure 1 (``jaxbandit.figure1.run``);
+  [--baselines]``: the paper's Figure 1 (``jaxbandit.experiments.figure1.run``);
 - ``python -m jaxbandit tune-figure1 [--horizon T] [--seeds N] [--baselines] [--out FILE]``: tune the
-  constants ``figure1 --constants tuned`` reads (``jaxbandit.figure1.tune``).
+  constants ``figure1 --constants tuned`` reads (``jaxbandit.experiments.figure1.tune``).
 
 Every ``ValueError`` from bad input, and every argument error, becomes a one-line ``error: ...``
 message and exit status 2.
@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     fig.add_argument("--out", type=Path, default=Path("out/figure1"), help="output directory")
     fig.add_argument("--constants", choices=("theory", "tuned", "both"), default="both",
                      help="theory constants, constants tuned on seeds 1000+ (the packaged "
-                          "jaxbandit/data/figure1_tuned.json), or both (default)")
+                          "jaxbandit/experiments/data/figure1_tuned.json), or both (default)")
     fig.add_argument("--baselines", action="store_true",
                      help="also run Hvt-UCB, OFUL, CW-OFUL and Heavy-OFUL")
     fig.add_argument("--tuned-file", type=Path, default=None, metavar="FILE",
@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "with --baselines)")
     tune.add_argument("--baselines", action="store_true", help="also tune the baselines")
     tune.add_argument("--out", dest="tuned_out", type=Path, default=None, metavar="FILE",
-                      help="where to write (default: the packaged jaxbandit/data/figure1_tuned.json; "
+                      help="where to write (default: the packaged jaxbandit/experiments/data/figure1_tuned.json; "
                            "other methods' entries in an existing file are kept)")
     tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
     return parser
@@ -113,7 +113,7 @@ def run_demo(horizon: int, seeds: int, out: Path, progress: bool = True) -> dict
     import numpy as np
 
     import jaxbandit as jb
-    from jaxbandit.plots import _pyplot, plot_regret_curves, save_figure
+    from jaxbandit.report.plots import _pyplot, plot_regret_curves, save_figure
 
     d, K, eps, nu = 10, 20, 1.0, 3 ** 0.5
     algorithms = {
@@ -163,8 +163,8 @@ def load_result(file: Path):
     """Read a saved :class:`~jaxbandit.SweepResult`; any failure is a ``ValueError`` naming FILE."""
     import zipfile
 
-    from jaxbandit.analysis import check_result
-    from jaxbandit.results import SweepResult
+    from jaxbandit.report.analysis import check_result
+    from jaxbandit.report.results import SweepResult
 
     file = Path(file)
     npz = file if file.suffix == ".npz" else file.with_suffix(".npz")
@@ -187,7 +187,7 @@ def load_result(file: Path):
 
 def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
     """Redraw a saved result (never re-runs anything); returns the PNG written."""
-    from jaxbandit.plots import _pyplot, plot_panels, save_figure
+    from jaxbandit.report.plots import _pyplot, plot_panels, save_figure
 
     result = load_result(file)
     file = Path(file)
@@ -218,13 +218,13 @@ def main(argv=None) -> int:
         elif args.command == "plot":
             run_plot(args.file, args.plot_out, args.loglog)
         elif args.command == "figure1":
-            from jaxbandit import figure1
+            from jaxbandit.experiments import figure1
 
             figure1.run(args.horizon, args.seeds, args.out, constants=args.constants,
                         baselines=args.baselines, tuned_file=args.tuned_file, repeats=args.repeats,
                         progress=args.progress, command=command)
         elif args.command == "tune-figure1":
-            from jaxbandit import figure1
+            from jaxbandit.experiments import figure1
 
             if args.methods is not None:
                 methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())

@@ -229,7 +229,7 @@ per round (L = S = 1), the θ-flipping adversary with an exact budget C ∈ {0, 
 CR-Hvt-UCB (Algorithm 1) runs against GAdaOFUL (Yu et al.), which refits a pseudo-Huber regression over
 the whole history every round. Every curve is shown twice: with each method's **theory constants**, and
 with constants **tuned on seeds 1000–1009**, disjoint from the reported seeds 0..n−1 (committed in
-`jaxbandit/data/figure1_tuned.json`). `jaxbandit.figure1.run` does all of it — the same function as
+`jaxbandit/experiments/data/figure1_tuned.json`). `jaxbandit.experiments.figure1.run` does all of it — the same function as
 `python -m jaxbandit figure1` — and returns the curves, the runtimes and a summary.
 """),
     code(INSTALL),

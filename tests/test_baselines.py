@@ -16,7 +16,7 @@ from scipy.optimize import minimize
 import jaxbandit as jb
 import reference_baselines as ref
 from conftest import random_stream
-from jaxbandit import robust_regression as rr
+from jaxbandit.agents import robust_regression as rr
 
 K, D = 20, 10
 TRACES = {}

@@ -9,7 +9,7 @@ import jaxbandit as jb
 
 SCRIPT = """
 import sys, jax, jaxbandit as jb
-from jaxbandit.compilation_cache import enable_compilation_cache
+from jaxbandit.runner.compilation_cache import enable_compilation_cache
 enable_compilation_cache(sys.argv[1], min_compile_seconds=0)
 hits = []
 jax.monitoring.register_event_listener(lambda name, **kw: hits.append(name))
@@ -32,7 +32,7 @@ def test_second_process_loads_from_the_cache(tmp_path):
 
 
 def test_bad_threshold_is_rejected(tmp_path):
-    from jaxbandit.compilation_cache import enable_compilation_cache
+    from jaxbandit.runner.compilation_cache import enable_compilation_cache
 
     with pytest.raises(ValueError, match="min_compile_seconds"):
         enable_compilation_cache(tmp_path, min_compile_seconds=-1)

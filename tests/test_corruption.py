@@ -10,7 +10,9 @@ import jaxbandit as jb
 def run_adversary(adv, means, actions):
     def step(spent, inp):
         m, a, t = inp
-        c, spent = adv.corrupt(spent, m, a, jnp.zeros(()), t)
+        view = jb.corruption.AdversaryView(contexts=jnp.zeros((m.shape[0], 1)), theta_star=jnp.zeros(1),
+                                           means=m, action=a, eta=jnp.zeros(()), t=t)
+        c, spent = adv.corrupt(spent, view)
         return spent, c
 
     T = means.shape[0]

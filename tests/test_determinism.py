@@ -2,8 +2,8 @@
 depend on which other runs share its batch (alone, in a vmap batch of 7 or of 64, in sweeps of
 different grids and seeds).
 
-Bitwise batch invariance needs two things from the library (see ``jaxbandit.linalg.dot`` and
-``jaxbandit.noise.log``): sums over the context dimension written as a fixed sequence of elementwise
+Bitwise batch invariance needs two things from the library (see ``jaxbandit.core.linalg.dot`` and
+``jaxbandit.envs.noise.log``): sums over the context dimension written as a fixed sequence of elementwise
 adds, because XLA's CPU reductions and dots choose their summation order by the batch shape; and a
 ``log``/``exp`` whose rounding does not depend on the batch shape either, because XLA's CPU ``log`` and
 ``exp`` are vectorised differently for different shapes.
@@ -124,7 +124,7 @@ def test_linalg_helpers_are_batch_invariant():
     rng = np.random.default_rng(0)
     A = jnp.asarray(rng.normal(size=(64, D, D)), jnp.float32)
     x = jnp.asarray(rng.normal(size=(64, K, D)), jnp.float32)
-    from jaxbandit.linalg import dot, ellipsoid_norm, matvec, sherman_morrison
+    from jaxbandit.core.linalg import dot, ellipsoid_norm, matvec, sherman_morrison
 
     for f in (lambda a, v: dot(v, a[0]), lambda a, v: matvec(a, v), lambda a, v: ellipsoid_norm(a, v),
               lambda a, v: sherman_morrison(a, v[0], jnp.float32(0.7))):

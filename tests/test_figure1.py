@@ -17,7 +17,7 @@ import jaxbandit as jb
 from jaxbandit import cli, figure1
 
 ROOT = Path(__file__).resolve().parents[1]
-TUNED = ROOT / "jaxbandit" / "data" / "figure1_tuned.json"
+TUNED = ROOT / "jaxbandit" / "experiments" / "data" / "figure1_tuned.json"
 HORIZON, SEEDS = 60, 2
 
 

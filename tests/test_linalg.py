@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from jaxbandit.linalg import argmax_lowest, ellipsoid_norm, project_ball_in_metric, sherman_morrison
+from jaxbandit.core.linalg import argmax_lowest, ellipsoid_norm, project_ball_in_metric, sherman_morrison
 from reference import project_v_ball
 
 
@@ -151,7 +151,7 @@ def test_ties_go_to_the_lowest_index():
 @given(seed=st.integers(0, 10 ** 6), d=st.integers(1, 40), lead=st.integers(1, 5))
 def test_unrolled_sums_match_numpy(seed, d, lead):
     """dot/matvec/norm (unrolled up to DOT_UNROLL_MAX_DIM = 32, XLA above) against float64 NumPy."""
-    from jaxbandit.linalg import dot, matvec, norm
+    from jaxbandit.core.linalg import dot, matvec, norm
 
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(lead, d))

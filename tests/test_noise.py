@@ -99,9 +99,9 @@ def test_environment_reveals_scaled_nu():
     fam = jb.noise.heteroscedastic(jb.noise.student_t(3.0), low=0.5, high=2.0)
     env = jb.envs.linear(5, 3, noise=fam, eps=1.0)
     state = env.init(jax.random.key(0))
-    X = env.contexts(jax.random.key(1), state, 0)
-    _, fb = env.respond(jax.random.key(2), state, X, jnp.int32(0), jnp.int32(0))
-    _, s = fam.sample(jax.random.key(2), jnp.int32(0))
+    rnd = env.stream.draw(jax.random.key(1), state.theta_star, jnp.int32(0))
+    _, fb = env.respond(state, rnd, jnp.int32(0), jnp.int32(0))
+    _, s = fam.sample(jax.random.split(jax.random.key(1))[1], jnp.int32(0))   # the round's noise key
     assert float(fb.nu) == pytest.approx(float(s) * np.sqrt(3.0), rel=1e-5)
 
 

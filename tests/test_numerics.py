@@ -143,7 +143,7 @@ EXTREME_ALGS = {
 
 @pytest.mark.parametrize("alg_name", list(EXTREME_ALGS))
 def test_state_stays_finite_under_extreme_input(alg_name):
-    from jaxbandit.simulate import init_carry, rollout
+    from jaxbandit.runner.simulate import init_carry, rollout
 
     X, th = _contexts()
     etas = jnp.asarray(np.stack([s[1] for s in SCENARIOS]), jnp.float32)
@@ -175,7 +175,7 @@ def test_state_stays_finite_under_extreme_input(alg_name):
 
 
 def test_sherman_morrison_handles_zero_and_infinite_weights():
-    from jaxbandit.linalg import sherman_morrison
+    from jaxbandit.core.linalg import sherman_morrison
 
     A = jnp.eye(3, dtype=jnp.float32) * 0.5
     u = jnp.asarray([1.0, 0.0, 0.0], jnp.float32)
@@ -188,7 +188,7 @@ def test_sherman_morrison_handles_zero_and_infinite_weights():
 
 def test_kappa_is_finite_for_a_tiny_sigma_min():
     """κ = d log(1 + L²T/(σ_min²λαd)): σ_min² underflows float32 for σ_min = 1e-30, κ must not."""
-    from jaxbandit.cr_hvt_ucb import theory_constants
+    from jaxbandit.agents.cr_hvt_ucb import theory_constants
 
     c32 = theory_constants(horizon=1000, dim=5, eps=1.0, sigma_min=1e-30)
     want = 5 * np.log1p(1000 / (1e-60 * 5 * 8 * 5))

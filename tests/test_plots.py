@@ -149,7 +149,7 @@ def test_loglog_slope_window_and_nan():
 
 
 def test_loglog_fit_of_power_laws_and_bad_input():
-    from jaxbandit.analysis import loglog_fit
+    from jaxbandit.report.analysis import loglog_fit
     t = np.linspace(1.0, 50.0, 40)
     np.testing.assert_allclose(loglog_fit(t, np.stack([2.0 * t ** 0.5, t ** 1.5])), [0.5, 1.5], atol=1e-12)
     assert np.isnan(loglog_fit(t, np.where(t > 10, t, 0.0)))       # log 0: undefined

@@ -12,7 +12,7 @@ The paper's setting: d = 10, θ* uniform on the unit sphere, K = 20 random unit 
 
 Every curve is run twice when ``constants="both"``: with each method's theory constants, and with
 constants tuned by :func:`jaxbandit.tune` on seeds 1000+ (never the reported seeds 0..n−1), averaged
-over C ∈ {0, 100}, per noise setting. The tuned constants live in ``jaxbandit/data/figure1_tuned.json``,
+over C ∈ {0, 100}, per noise setting. The tuned constants live in ``jaxbandit/experiments/data/figure1_tuned.json``,
 written by :func:`tune` (``python -m jaxbandit tune-figure1``) with its grid, seeds, horizon, date and
 package versions.
 
@@ -52,7 +52,7 @@ from typing import Callable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from .analysis import loglog_fit
+from ...report.analysis import loglog_fit
 
 DIM, NUM_ARMS = 10, 20
 C_VALUES = (0.0, 100.0)
@@ -63,7 +63,7 @@ BASELINE_METHODS = ("hvt_ucb", "oful", "cw_oful", "heavy_oful")
 METHODS = MAIN_METHODS + BASELINE_METHODS
 MIN_HORIZON = 4
 TUNED_FORMAT = "jaxbandit.figure1.tuned/1"
-DEFAULT_TUNED = Path(__file__).resolve().parent / "data" / "figure1_tuned.json"
+DEFAULT_TUNED = Path(__file__).resolve().parents[1] / "data" / "figure1_tuned.json"
 RUNTIME_POINTS = 20  # checkpoints of the runtime curves
 
 
@@ -112,7 +112,7 @@ def _index(value):
 
 def _pick(values, index):
     """``values[index]`` for a (possibly traced) index, in the default float dtype."""
-    from ._numeric import as_float
+    from ...core.dtypes import as_float
 
     return as_float(values)[index]
 
@@ -123,8 +123,8 @@ def selected_noise(index):
     stream is exactly that family's."""
     import jax.numpy as jnp
 
-    from . import _validation as V
-    from .noise import NoiseFamily
+    from ...core import validation as V
+    from ...envs.noise import NoiseFamily
 
     if not V.is_traced(index) and (np.ndim(index) != 0 or float(index) not in (0.0, 1.0)):
         raise ValueError(f"index={index!r} is invalid: it must be 0 (Student-t(3)) or 1 (Pareto(1.5, 1))")
@@ -181,7 +181,7 @@ class Method(NamedTuple):
 @functools.lru_cache(maxsize=None)
 def _gadaoful_theory(T):
     """GAdaOFUL's theory τ₀ and m₀ at horizon T (they depend on T and d only)."""
-    from .gadaoful import gadaoful_constants
+    from ...agents.gadaoful import gadaoful_constants
 
     c = gadaoful_constants(horizon=T, dim=DIM, corruption=0.0, constants="theory")
     return float(c.tau0), float(c.m0)
@@ -189,7 +189,7 @@ def _gadaoful_theory(T):
 
 def _methods() -> dict:
     import jaxbandit as jb
-    from ._numeric import as_float
+    from ...core.dtypes import as_float
 
     def cr_build(T, eps, nu, C, v):
         return jb.cr_hvt_ucb(T, DIM, eps=eps, nu=nu, corruption=C, beta_scale=v["beta_scale"],
@@ -316,7 +316,7 @@ def versions() -> dict:
 def device_info() -> dict:
     import jax
 
-    from ._numeric import float_dtype
+    from ...core.dtypes import float_dtype
 
     devs = jax.devices()
     return {"backend": jax.default_backend(), "devices": [str(d) for d in devs],
@@ -394,7 +394,7 @@ def _seed_list(seeds, name) -> list:
 # ------------------------------------------------------------------------------------------------
 
 def load_tuned(path=None) -> dict:
-    """The tuned-constants file (default: the one shipped in ``jaxbandit/data``), checked.
+    """The tuned-constants file (default: the one shipped in ``jaxbandit/experiments/data``), checked.
 
     Raises ``ValueError`` naming the file when it is missing, not JSON, or not in the expected format.
     """
@@ -448,7 +448,7 @@ def _runners(method: str, horizon: int, tuned: tuple | None):
     ``params`` `[3]` = (noise index, C, variant)."""
     import jax
 
-    from .simulate import init_carry, rollout
+    from ...runner.simulate import init_carry, rollout
 
     make = _figure_factory(method, horizon, tuned)
 
@@ -484,7 +484,7 @@ def _time_runs(method: str, horizon: int, *, tuned: tuple | None, variant: float
     import jax
     import jax.numpy as jnp
 
-    from ._numeric import float_dtype
+    from ...core.dtypes import float_dtype
 
     init, chunk = _runners(method, horizon, tuned)
     c, rounds = _checkpoints(horizon)
@@ -566,7 +566,7 @@ def run(horizon: int = 5000, seeds: int = 10, out="out/figure1", *, constants: s
       constants: ``"theory"``, ``"tuned"`` (read from ``tuned_file``) or ``"both"``.
       baselines: also run Hvt-UCB, OFUL, CW-OFUL and Heavy-OFUL (Heavy-OFUL refits over the whole
         history every round, like GAdaOFUL, so this takes much longer).
-      tuned_file: the tuned-constants JSON (default: the one shipped in ``jaxbandit/data``).
+      tuned_file: the tuned-constants JSON (default: the one shipped in ``jaxbandit/experiments/data``).
       repeats: timed runs per (method, C, constants) for panel (b), seeds 0..repeats−1.
       progress: show progress bars; verbose: print the summary table.
       command: the command line recorded in the JSON (default: ``sys.argv`` when run as a script).
@@ -599,8 +599,8 @@ def run(horizon: int = 5000, seeds: int = 10, out="out/figure1", *, constants: s
     import jax
 
     import jaxbandit as jb
-    from .analysis import mean_and_stderr
-    from .results import atomic_savez, atomic_write_json
+    from ...report.analysis import mean_and_stderr
+    from ...report.results import atomic_savez, atomic_write_json
 
     settings_noise = noise_settings()
     spec = methods()
@@ -724,7 +724,7 @@ def run(horizon: int = 5000, seeds: int = 10, out="out/figure1", *, constants: s
 
 def _with_axis(res, name, values):
     """``res`` with a length-1 axis ``name`` inserted before ``seed``."""
-    from .results import SweepResult
+    from ...report.results import SweepResult
 
     ax = res.dims.index("seed")
     data = {k: np.expand_dims(v, ax) for k, v in res.data.items()}
@@ -762,8 +762,8 @@ def _draw(curves: Mapping, runtimes: Mapping, variants: Sequence[str], selected:
     """Panels (a), (b), (c) — one row per constants setting in ``variants`` — saved to ``path``."""
     from matplotlib import ticker
 
-    from .analysis import mean_and_stderr
-    from .plots import _pyplot, save_figure
+    from ...report.analysis import mean_and_stderr
+    from ...report.plots import _pyplot, save_figure
 
     plt = _pyplot()
     spec = methods()
@@ -821,7 +821,7 @@ def tune(horizon: int = 5000, seeds=TUNE_SEEDS, *, methods_to_tune: Sequence[str
     """Tune each method's free constants by :func:`jaxbandit.tune` — grid search for the smallest mean
     final regret on ``seeds`` (disjoint from the reported seeds 0..n−1), averaged over C ∈ {0, 100} —
     separately for each noise setting, and write them with their provenance to ``out`` (default: the
-    packaged ``jaxbandit/data/figure1_tuned.json``; an existing file keeps its other methods' entries).
+    packaged ``jaxbandit/experiments/data/figure1_tuned.json``; an existing file keeps its other methods' entries).
 
     Args:
       horizon: T of the tuning runs (tune at the reported horizon).
@@ -890,6 +890,6 @@ def tune(horizon: int = 5000, seeds=TUNE_SEEDS, *, methods_to_tune: Sequence[str
 
 
 def _write_tuned(path: Path, data: dict) -> None:
-    from .results import atomic_write_json
+    from ...report.results import atomic_write_json
 
     atomic_write_json(path, _jsonable(data))

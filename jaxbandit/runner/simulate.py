@@ -1,9 +1,12 @@
 """One run of an algorithm in an environment: a ``lax.scan`` over rounds, jit- and vmap-able.
 
-Randomness: ``key`` splits into an environment key (θ*) and a round key; round t uses
-``fold_in(round_key, t)``, split into a contexts key and a response key. A run's stream therefore depends
-only on its key and the round index — not on the algorithm, its batch, or how the rounds are chunked —
-so every algorithm of a comparison sees the same θ*, contexts and noise (common random numbers).
+Randomness, keys split by role: ``key`` gives an environment key (θ*, ``split(key)[0]``), a round key
+(``split(key)[1]``) and an agent key (``fold_in(key, 2)``). Round t's stream uses
+``fold_in(round_key, t)`` (the stream splits it into a contexts key and a noise key); a randomised
+algorithm gets ``fold_in(agent_key, t)``, split into a select key and an update key. A run's stream
+therefore depends only on its key and the round index — not on the algorithm, its batch, or how the
+rounds are chunked — so every algorithm of a comparison sees the same θ*, contexts and noise (common
+random numbers), and an algorithm's own randomness never shifts the stream.
 """
 from __future__ import annotations
 
@@ -14,10 +17,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _validation as V
-from .base import Algorithm, Environment, Trajectory
+from ..core import validation as V
+from ..core.types import Algorithm, Environment, Trajectory, select_action, update_state
 
 Array = jax.Array
+
+
+#: ``fold_in(key, AGENT_KEY)`` is a run's agent key: the third key of ``split(key, 3)``, beside the
+#: environment and round keys of ``split(key)``.
+AGENT_KEY = 2
 
 
 class Carry(NamedTuple):
@@ -26,6 +34,7 @@ class Carry(NamedTuple):
     alg_state: Any
     env_state: Any
     round_key: Array
+    agent_key: Array
 
 
 def as_key(key) -> Array:
@@ -64,21 +73,22 @@ def check_pair(alg: Algorithm, env: Environment, horizon) -> int:
 
 def init_carry(alg: Algorithm, env: Environment, key) -> Carry:
     """The carry before round 1; the key is consumed."""
-    key_env, key_rounds = jax.random.split(as_key(key))
-    return Carry(alg.init(), env.init(key_env), key_rounds)
+    key = as_key(key)
+    key_env, key_rounds = jax.random.split(key)
+    return Carry(alg.init(), env.init(key_env), key_rounds, jax.random.fold_in(key, AGENT_KEY))
 
 
 def rollout(alg: Algorithm, env: Environment, carry: Carry, rounds: Array):
     """Run the 0-based round indices ``rounds`` `[n]` from ``carry``; returns (carry, Trajectory `[n]`)."""
 
     def body(c: Carry, t):
-        k_ctx, k_resp = jax.random.split(jax.random.fold_in(c.round_key, t))
-        contexts = env.contexts(k_ctx, c.env_state, t)
-        action = alg.select(c.alg_state, contexts)
-        env_state, fb = env.respond(k_resp, c.env_state, contexts, action, t)
-        alg_state = alg.update(c.alg_state, contexts[action], fb.reward, fb.nu)
+        rnd = env.stream.draw(jax.random.fold_in(c.round_key, t), c.env_state.theta_star, t)
+        k_select, k_update = jax.random.split(jax.random.fold_in(c.agent_key, t))
+        action = select_action(alg, c.alg_state, rnd.contexts, k_select)
+        env_state, fb = env.respond(c.env_state, rnd, action, t)
+        alg_state = update_state(alg, c.alg_state, rnd.contexts[action], fb.reward, fb.nu, k_update)
         out = Trajectory(regret=fb.regret, action=action, corruption=fb.corruption, reward=fb.reward)
-        return Carry(alg_state, env_state, c.round_key), out
+        return c._replace(alg_state=alg_state, env_state=env_state), out
 
     return jax.lax.scan(body, carry, rounds)
 

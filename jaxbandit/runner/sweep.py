@@ -29,12 +29,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _validation as V
-from ._numeric import float_dtype
+from ..core import validation as V
+from ..core.dtypes import float_dtype
 from . import checkpoint as checkpoint_lib
 from . import distributed
-from .base import Algorithm, Environment
-from .results import SweepResult
+from ..core.types import Algorithm, Environment
+from ..report.results import SweepResult
 from .simulate import Carry, as_key, check_pair, init_carry, rollout
 
 Array = jax.Array

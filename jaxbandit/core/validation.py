@@ -15,7 +15,7 @@ import numbers
 import jax
 import numpy as np
 
-from ._numeric import float_dtype
+from .dtypes import float_dtype
 
 
 def is_traced(value) -> bool:

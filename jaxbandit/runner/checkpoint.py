@@ -16,7 +16,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from .results import atomic_savez
+from ..report.results import atomic_savez
 
 _KEY_PREFIX = "carry_key/"
 _LEAF_PREFIX = "carry/"

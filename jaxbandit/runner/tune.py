@@ -20,9 +20,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from . import _validation as V
-from .analysis import _seed_last, mean_and_stderr
-from .results import SweepResult
+from ..core import validation as V
+from ..report.analysis import _seed_last, mean_and_stderr
+from ..report.results import SweepResult
 from .sweep import sweep
 
 OBJECTIVES = ("final_regret",)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jax
 
-from . import _validation as V
+from ..core import validation as V
 
 DEFAULT_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "jaxbandit" / "xla"
 

@@ -26,10 +26,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from . import _validation as V
-from ._numeric import as_float, float_dtype
-from .base import Algorithm
-from .linalg import (clamp_reward, dot, keep_finite, matvec, project_ball_in_metric, select_ucb,
+from ..core import validation as V
+from ..core.dtypes import as_float, float_dtype
+from ..core.types import Algorithm
+from ..core.linalg import (clamp_reward, dot, keep_finite, matvec, project_ball_in_metric, select_ucb,
                      sherman_morrison_given, sigma_floor)
 
 Array = jax.Array

@@ -29,10 +29,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _validation as V
-from ._numeric import as_float, float_dtype
-from .base import Algorithm
-from .linalg import clamp_reward, ellipsoid_norm, matvec, select_ucb, sherman_morrison
+from ..core import validation as V
+from ..core.dtypes import as_float, float_dtype
+from ..core.types import Algorithm
+from ..core.linalg import clamp_reward, ellipsoid_norm, matvec, select_ucb, sherman_morrison
 from .oful import validate_ridge
 
 Array = jax.Array

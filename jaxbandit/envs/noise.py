@@ -22,9 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import gammaln
 
-from . import _validation as V
-from ._numeric import as_float, float_dtype
-from .linalg import clamp_reward   # draws are clamped to the same ±√(float max) as rewards
+from ..core import validation as V
+from ..core.dtypes import as_float, float_dtype
+from ..core.linalg import clamp_reward   # draws are clamped to the same ±√(float max) as rewards
 
 Array = jax.Array
 

@@ -42,12 +42,12 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from . import _validation as V
+from ..core import validation as V
 from . import robust_regression as rr
-from ._numeric import as_float, float_dtype
-from .base import Algorithm
+from ..core.dtypes import as_float, float_dtype
+from ..core.types import Algorithm
 from .heavy_oful import check_nu
-from .linalg import ellipsoid_norm, select_ucb, sherman_morrison
+from ..core.linalg import ellipsoid_norm, select_ucb, sherman_morrison
 
 Array = jax.Array
 

@@ -34,12 +34,12 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from . import _validation as V
+from ..core import validation as V
 from . import robust_regression as rr
-from ._numeric import as_float, float_dtype
-from .base import Algorithm
+from ..core.dtypes import as_float, float_dtype
+from ..core.types import Algorithm
 from .cr_hvt_ucb import check_nu  # noqa: F401  (also re-exported: gadaoful imports it from here)
-from .linalg import clamp_reward, ellipsoid_norm, keep_finite, select_ucb, sherman_morrison, sigma_floor
+from ..core.linalg import clamp_reward, ellipsoid_norm, keep_finite, select_ucb, sherman_morrison, sigma_floor
 
 Array = jax.Array
 

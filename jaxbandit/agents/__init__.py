@@ -1,0 +1,1 @@
+"""Agents: one module per algorithm family, written against ``jaxbandit.core.types.Algorithm``."""

@@ -1,0 +1,1 @@
+"""Core: the contracts every piece shares (types), dtypes, eager validation and linear algebra."""

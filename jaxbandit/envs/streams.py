@@ -1,0 +1,120 @@
+"""Exogenous streams: θ*, contexts, their means, η_t and ν_t as a function of (key, θ*, t) alone.
+
+Round t's key splits into a contexts key and a noise key (``draw``), so a stream is the same whichever
+learner faces it, however its rounds are chunked, and whatever else shares its batch.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from ..core import validation as V
+from ..core.dtypes import as_float, float_dtype
+from ..core.linalg import dot, norm
+from ..core.types import Round, Stream
+from .noise import NoiseFamily
+
+Array = jax.Array
+
+
+def uniform_sphere(key, shape, radius) -> Array:
+    """Points uniform on the sphere of ``radius`` in ℝ^d: ``shape`` `[..., d]`."""
+    g = jax.random.normal(key, shape, dtype=float_dtype())
+    return as_float(radius) * g / norm(g)[..., None]
+
+
+def _no_nu() -> Array:
+    return jnp.full((), jnp.nan, float_dtype())
+
+
+def linear_stream(dim: int, num_arms: int, *, noise: NoiseFamily, S: ArrayLike = 1.0, L: ArrayLike = 1.0,
+                  eps: ArrayLike | None = None) -> Stream:
+    """The paper's Section 6 stream (d = 10, K = 20, S = L = 1 there).
+
+    θ* uniform on the sphere of radius ``S``; each round ``num_arms`` contexts i.i.d. uniform on the
+    sphere of radius ``L``; η_t from ``noise``. ``eps``: the moment order at which
+    ν_t = s_t·noise.moment_bound(eps) is revealed each round; None reveals no ν_t (then only algorithms
+    with a constant ``nu`` can run on it).
+    """
+    dim = V.check_int("dim", dim)
+    num_arms = V.check_int("num_arms", num_arms)
+    V.check_positive("S", S, required=True, why="the norm of θ*")
+    V.check_positive("L", L, required=True, why="the norm of every context")
+    V.check_instance("noise", noise, NoiseFamily, "a jb.noise family (e.g. jb.noise.student_t(3.0))")
+    if eps is not None:
+        noise.check_moment(eps)
+        nu_base = noise.moment_bound(eps)
+
+    def init(key) -> Array:
+        return uniform_sphere(key, (dim,), S)
+
+    def draw(key, theta_star, t) -> Round:
+        k_contexts, k_noise = jax.random.split(key)
+        X = uniform_sphere(k_contexts, (num_arms, dim), L)
+        eta, scale = noise.sample(k_noise, t)
+        nu = scale * nu_base if eps is not None else _no_nu()
+        return Round(contexts=X, means=dot(X, theta_star), eta=eta, nu=nu)
+
+    return Stream(init=init, draw=draw, dim=dim, num_arms=num_arms, horizon=None, reveals_nu=eps is not None)
+
+
+def replay_stream(*, theta_star, contexts, noise, nu=None) -> Stream:
+    """A stream of arrays the user supplies, so any external implementation sees identical rounds.
+
+    Args:
+      theta_star: `[d]`.
+      contexts: `[T, K, d]`, the decision sets of rounds 1..T.
+      noise: `[T]`, η_t added to the chosen arm's mean (±inf allowed: the algorithms clamp rewards).
+      nu: revealed ν_t, a scalar or `[T]` (default: none revealed).
+    Keys are ignored.
+    """
+    if V.is_traced((theta_star, contexts, noise, nu)):
+        th, X, eta = theta_star, contexts, noise
+    else:
+        th, X, eta = _check_replay_arrays(theta_star, contexts, noise, nu)
+    T, K, d = jnp.shape(X)
+    X = as_float(X)
+    th = as_float(th)
+    eta = as_float(eta)
+    nus = None if nu is None else jnp.broadcast_to(as_float(nu), (T,))
+
+    def init(key) -> Array:
+        return th
+
+    def draw(key, theta_star, t) -> Round:
+        X_t = X[t]
+        return Round(contexts=X_t, means=dot(X_t, theta_star), eta=eta[t],
+                     nu=_no_nu() if nus is None else nus[t])
+
+    return Stream(init=init, draw=draw, dim=int(d), num_arms=int(K), horizon=int(T), reveals_nu=nu is not None)
+
+
+def _check_replay_arrays(theta_star, contexts, noise, nu):
+    """Concrete replay arrays, checked against each other's shapes; returns (θ*, X, η) as NumPy."""
+    X = np.asarray(V.check_finite_array("contexts", contexts))
+    if X.ndim != 3:
+        raise ValueError(f"contexts has shape {X.shape}: expected [T, K, d] (horizon, arms, dim)")
+    T, K, d = X.shape
+    if T < 1 or K < 1 or d < 1:
+        raise ValueError(f"contexts has shape {X.shape}: T, K and d must each be >= 1")
+    th = np.asarray(V.check_finite_array("theta_star", theta_star))
+    if th.shape != (d,):
+        raise ValueError(f"theta_star has shape {th.shape}, expected ({d},) to match the dim d={d} of "
+                         f"contexts [T, K, d] = {list(X.shape)}")
+    eta = V._as_float_array("noise", noise, "an array of real numbers")
+    if eta.shape != (T,):
+        raise ValueError(f"noise has shape {eta.shape}, expected ({T},) to match the horizon T={T} of "
+                         f"contexts [T, K, d] = {list(X.shape)}")
+    if np.any(np.isnan(eta)):
+        raise ValueError(f"noise[{int(np.argmax(np.isnan(eta)))}]=nan is invalid: noise must not "
+                         "contain NaN (±inf is allowed: the algorithms clamp rewards)")
+    if nu is not None:
+        nu_arr = V._as_float_array("nu", nu, "an array of real numbers")
+        if nu_arr.shape not in ((), (T,)):
+            raise ValueError(f"nu has shape {nu_arr.shape}, expected () or ({T},) to match the horizon "
+                             f"T={T} of contexts")
+        V.check_positive("nu", nu_arr)
+    return th, X, eta

@@ -1,0 +1,1 @@
+"""Reporting: results with named axes, their analysis and plots. Nothing here re-runs a simulation."""
