@@ -1,12 +1,14 @@
 """jaxbandit: linear contextual bandits under adversarial corruption and heavy-tailed noise, in JAX."""
 from . import envs
+from .agents import registry
 from .agents.cr_hvt_ucb import CRHvtUCBState, cr_hvt_ucb, hvt_ucb
 from .agents.cw_oful import CWOFULState, cw_oful
 from .agents.gadaoful import GAdaOFULState, gadaoful
 from .agents.heavy_oful import HeavyOFULState, heavy_oful
+from .agents.lin_ts import LinTSState, lin_ts
 from .agents.oful import OFULState, oful
 from .core import linalg
-from .core.types import Algorithm, Environment, Feedback, Trajectory
+from .core.types import Adversary, Algorithm, Environment, Feedback, Round, Stream, Trajectory
 from .envs import corruption, noise
 from .report import analysis
 from .report.analysis import loglog_slope
@@ -19,7 +21,8 @@ from .runner.tune import TuneResult, tune
 __version__ = "0.1.0"
 
 # Loaded on first use, so that ``import jaxbandit`` loads neither matplotlib nor the experiments.
-_LAZY = {"plots": "jaxbandit.report.plots", "figure1": "jaxbandit.experiments.figure1"}
+_LAZY = {"plots": "jaxbandit.report.plots", "figure1": "jaxbandit.experiments.figure1",
+         "testing": "jaxbandit.testing"}
 
 
 def __getattr__(name: str):
@@ -33,10 +36,10 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Algorithm", "Environment", "Feedback", "Trajectory", "CRHvtUCBState",
+    "Adversary", "Algorithm", "Environment", "Feedback", "Round", "Stream", "Trajectory", "CRHvtUCBState",
     "corruption", "envs", "figure1", "linalg", "noise", "enable_compilation_cache",
     "cr_hvt_ucb", "hvt_ucb", "simulate", "sweep", "SweepResult",
     "analysis", "plots", "loglog_slope", "tune", "TuneResult",
     "oful", "OFULState", "cw_oful", "CWOFULState", "heavy_oful", "HeavyOFULState", "gadaoful",
-    "GAdaOFULState",
+    "GAdaOFULState", "lin_ts", "LinTSState", "registry", "testing",
 ]

@@ -30,12 +30,10 @@ from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
 from ..core.types import Algorithm
 from ..core.linalg import (clamp_reward, dot, keep_finite, matvec, project_ball_in_metric, select_ucb,
-                     sherman_morrison_given, sigma_floor)
+                           sherman_morrison_given)
+from . import registry, robust
 
 Array = jax.Array
-
-REVEALED = "revealed"
-
 
 class CRHvtUCBState(NamedTuple):
     """State after round t: V_t⁻¹ `[d, d]`, θ̂_{t+1} `[d]`, β_t (scalar), t (int32 scalar)."""
@@ -71,10 +69,7 @@ def theory_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, alpha=8.0, de
     sigma_min = 1.0 / jnp.sqrt(T) if sigma_min is None else as_float(sigma_min)
     exponent = (1.0 - eps) / (2.0 * (1.0 + eps))
     if kappa is None:
-        # d·log(1 + q) with q = L²T/(σ_min²λαd), as d·softplus(log q) so that a tiny σ_min (σ_min² below
-        # the float range) gives the finite, exact-in-the-limit d·(log(L²T/(λαd)) − 2 log σ_min).
-        log_q = jnp.log(as_float(L) ** 2 * T / (lam * alpha * d)) - 2.0 * jnp.log(sigma_min)
-        kappa = d * jax.nn.softplus(log_q)
+        kappa = robust.kappa(dim=d, horizon=T, L=L, lam=lam, sigma_min=sigma_min, alpha=alpha)
     if tau0 is None:
         tau0 = (jnp.sqrt(2.0 * kappa) * jnp.log(3.0 * T) ** exponent
                 / jnp.log(2.0 * T ** 2 / delta) ** (1.0 / (1.0 + eps)))
@@ -82,15 +77,12 @@ def theory_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, alpha=8.0, de
                              jnp.log(2.0 * T ** 2 / delta))
 
 
-def confidence_radius(t, *, horizon, consts: CRHvtUCBConstants, S, beta_scale, beta=None):
-    """β_t of def:beta (times ``beta_scale``); a constant ``beta`` replaces the formula."""
-    if beta is not None:
-        return as_float(beta_scale) * as_float(beta) * jnp.ones_like(as_float(t))
-    t = as_float(t)
+def theory_radius(t, *, consts: CRHvtUCBConstants, S):
+    """β_t of def:beta before ``beta_scale``: 409 log(2T²/δ) τ₀ t^e + √(λ(2 + 4S²)), 0⁰ = 1."""
     # log(2T²/δ) comes precomputed: computed here, inside a jitted program, XLA would constant-fold it
     # with the host's libm, whose last bit can differ from the compiled log an eager call uses.
-    growth = 409.0 * consts.log_delta * consts.tau0 * jnp.power(t, consts.exponent)
-    return as_float(beta_scale) * (growth + jnp.sqrt(consts.lam * (2.0 + 4.0 * as_float(S) ** 2)))
+    growth = 409.0 * consts.log_delta * consts.tau0 * jnp.power(as_float(t), consts.exponent)
+    return growth + jnp.sqrt(consts.lam * (2.0 + 4.0 * as_float(S) ** 2))
 
 
 def _validate(horizon, dim, eps, nu, corruption, S, L, lam, alpha, delta, sigma_min, beta_scale,
@@ -98,7 +90,7 @@ def _validate(horizon, dim, eps, nu, corruption, S, L, lam, alpha, delta, sigma_
     horizon = V.check_int("horizon", horizon)
     dim = V.check_int("dim", dim)
     V.check_eps(eps)
-    check_nu(nu)
+    robust.check_nu(nu)
     V.check_nonnegative("corruption", corruption, required=True,
                         why="the corruption level C, or an upper bound on it")
     for name, value in (("S", S), ("L", L), ("alpha", alpha), ("beta_scale", beta_scale)):
@@ -109,17 +101,6 @@ def _validate(horizon, dim, eps, nu, corruption, S, L, lam, alpha, delta, sigma_
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     newton_iters = V.check_int("newton_iters", newton_iters)
     return horizon, dim, newton_iters
-
-
-def check_nu(nu) -> bool:
-    """``nu``: a positive finite number (array) or ``"revealed"``; returns whether ν_t is revealed."""
-    if isinstance(nu, str):
-        if nu != REVEALED:
-            raise ValueError(f"nu={nu!r} is invalid: it must be a finite number in (0, inf) or "
-                             f"{REVEALED!r}")
-        return True
-    V.check_positive("nu", nu, required=True, why=f"the moment bound, or {REVEALED!r}")
-    return False
 
 
 def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam=None, alpha=8.0,
@@ -151,9 +132,8 @@ def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam
     C = as_float(corruption)
     S_ = as_float(S)
 
-    def radius(t):
-        return confidence_radius(t, horizon=horizon, consts=consts, S=S, beta_scale=beta_scale,
-                                 beta=beta)
+    radius = robust.radius_schedule(lambda t: theory_radius(t, consts=consts, S=S), beta=beta,
+                                    beta_scale=beta_scale)
 
     def init() -> CRHvtUCBState:
         dtype = float_dtype()
@@ -176,14 +156,12 @@ def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam
         nu_used = as_float(nu_t) if uses_revealed else nu_const
         sqrt_alpha = jnp.sqrt(consts.alpha)
         dtype = state.theta.dtype
-        sigma = jnp.maximum(                                          # eq:sigma_def
-            jnp.maximum(jnp.maximum(nu_used, consts.sigma_min), sigma_floor(dtype, consts.alpha)),
-            jnp.maximum(
-                jnp.sqrt(2.0 * state.beta / (consts.tau0 * sqrt_alpha * t_pow)) * x_norm,
-                jnp.sqrt(C) * consts.kappa ** -0.25 * jnp.sqrt(x_norm)))
-        w = x_norm / (sigma * sqrt_alpha)                             # eq:auxi_def
-        # √(1 + w²)/w written as √(1 + 1/w²): no overflow of w² for huge w, and τ = ∞ at w = 0
-        tau = consts.tau0 * jnp.sqrt(1.0 + 1.0 / (w * w)) * t_pow     # eq:tau_def
+        sigma = robust.adaptive_scale(                                # eq:sigma_def
+            nu_used, consts.sigma_min,
+            jnp.sqrt(2.0 * state.beta / (consts.tau0 * sqrt_alpha * t_pow)) * x_norm,
+            jnp.sqrt(C) * consts.kappa ** -0.25 * jnp.sqrt(x_norm), alpha=consts.alpha)
+        w = robust.weight(x_norm, sigma, sqrt_alpha)                  # eq:auxi_def
+        tau = robust.huber_threshold(consts.tau0, w, t_pow)           # eq:tau_def
         # V_t⁻¹ by Sherman–Morrison, and V_t⁻¹X_t from the same v
         V_inv, V_inv_x = sherman_morrison_given(state.V_inv, v, q, 1.0 / (consts.alpha * sigma ** 2))
         z = (clamp_reward(reward, dtype) - dot(x, state.theta)) / sigma
@@ -204,3 +182,24 @@ def hvt_ucb(horizon: int, dim: int, *, eps, nu, **kwargs) -> Algorithm:
     if "corruption" in kwargs:
         raise ValueError("hvt_ucb takes no corruption: it is cr_hvt_ucb with corruption=0")
     return cr_hvt_ucb(horizon, dim, eps=eps, nu=nu, corruption=0.0, **kwargs)
+
+
+_UCB_SCALES = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1.0)
+_ALPHAS = (0.5, 2.0, 8.0, 32.0, 128.0)
+
+registry.register(registry.AlgorithmSpec(
+    name="cr_hvt_ucb", label="CR-Hvt-UCB", factory=cr_hvt_ucb,
+    build=lambda p, h: cr_hvt_ucb(p.horizon, p.dim, eps=p.eps, nu=p.nu, corruption=p.corruption, S=p.S,
+                                  L=p.L, beta_scale=h["beta_scale"], alpha=h["alpha"]),
+    theory=lambda p: {"beta_scale": 1.0, "alpha": 8.0},
+    grid={"beta_scale": _UCB_SCALES, "alpha": _ALPHAS}, cost="O(1)",
+    knowledge=("eps", "nu", "corruption", "S", "L"),
+    source="Tani & Futami, Algorithm 1 (the seed paper)", color="tab:blue"))
+
+registry.register(registry.AlgorithmSpec(
+    name="hvt_ucb", label="Hvt-UCB", factory=hvt_ucb,
+    build=lambda p, h: hvt_ucb(p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, L=p.L,
+                               beta_scale=h["beta_scale"], alpha=h["alpha"]),
+    theory=lambda p: {"beta_scale": 1.0, "alpha": 8.0},
+    grid={"beta_scale": _UCB_SCALES, "alpha": _ALPHAS}, cost="O(1)", knowledge=("eps", "nu", "S", "L"),
+    source="Wang et al. 2025 (CR-Hvt-UCB with C = 0)", color="tab:cyan"))

@@ -32,6 +32,7 @@ import numpy as np
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
 from ..core.types import Algorithm
+from . import registry
 from ..core.linalg import clamp_reward, ellipsoid_norm, matvec, select_ucb, sherman_morrison
 from .oful import validate_ridge
 
@@ -114,3 +115,20 @@ def cw_oful(horizon: int, dim: int, *, lam=1.0, beta=None, alpha=None, corruptio
                            b=state.b + w * clamp_reward(reward, dtype) * x, t=state.t + 1)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
+
+
+def _theory(p: registry.Problem) -> dict:
+    """Theorem 4.2's α = (R√d + √λS)/C (∞ at C = 0) with R = λ = 1, and β unscaled."""
+    alpha, _ = cw_oful_constants(horizon=p.horizon, dim=p.dim, lam=1.0, corruption=p.corruption,
+                                 known_corruption=True, S=p.S, L=p.L, R=1.0, delta=1.0 / p.horizon)
+    return {"beta_scale": 1.0, "alpha": alpha}
+
+
+registry.register(registry.AlgorithmSpec(
+    name="cw_oful", label="CW-OFUL", factory=cw_oful,
+    build=lambda p, h: cw_oful(p.horizon, p.dim, corruption=p.corruption, known_corruption=True, S=p.S,
+                               L=p.L, beta_scale=h["beta_scale"], alpha=h["alpha"]),
+    theory=_theory, grid={"beta_scale": (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0),
+                          "alpha": (0.005, 0.02, 0.1, 0.5, 2.0)},
+    cost="O(1)", knowledge=("corruption", "S", "L"),
+    source="He, Zhou, Zhang & Gu 2022, Algorithm 1 and Theorem 4.2", color="tab:green"))

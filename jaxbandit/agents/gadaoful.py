@@ -46,8 +46,9 @@ from ..core import validation as V
 from . import robust_regression as rr
 from ..core.dtypes import as_float, float_dtype
 from ..core.types import Algorithm
-from .heavy_oful import check_nu
-from ..core.linalg import ellipsoid_norm, select_ucb, sherman_morrison
+from . import registry
+from ..core.linalg import clamp_reward, ellipsoid_norm, keep_finite, select_ucb, sherman_morrison
+from . import robust
 
 Array = jax.Array
 
@@ -104,7 +105,7 @@ def gadaoful_constants(*, horizon, dim, corruption, constants="public", S=1.0, L
     lam, delta = as_float(lam), as_float(delta)
     sigma_min = 1.0 / jnp.sqrt(T) if sigma_min is None else as_float(sigma_min)
     log_delta = jnp.log(2.0 * T ** 2 / delta)
-    kappa = d * jnp.log1p(T * as_float(L) ** 2 / (d * lam * sigma_min ** 2))
+    kappa = robust.kappa(dim=d, horizon=T, L=L, lam=lam, sigma_min=sigma_min)
     m1 = 1.0 / (42.0 * log_delta)
     if tau0 is None:
         tau0 = 1.0 if public else jnp.maximum(jnp.sqrt(2.0 * kappa), 2.0 * jnp.sqrt(d)) / jnp.sqrt(log_delta)
@@ -149,7 +150,7 @@ def gadaoful(horizon: int, dim: int, *, nu, corruption, constants: str = "public
     """
     horizon = V.check_int("horizon", horizon)
     dim = V.check_int("dim", dim)
-    revealed = check_nu(nu)
+    revealed = robust.check_nu(nu)
     if constants not in PRESETS:
         raise ValueError(f"constants={constants!r} is invalid: it must be one of {PRESETS}")
     V.check_nonnegative("corruption", corruption)
@@ -168,14 +169,10 @@ def gadaoful(horizon: int, dim: int, *, nu, corruption, constants: str = "public
     S_ = as_float(S)
     reg = consts.lam * consts.reg_scale
 
-    def radius(t):
-        if beta is not None:
-            base = as_float(beta)
-        elif constants == "public":
-            base = jnp.ones((), float_dtype())
-        else:
-            base = gadaoful_theory_radius(t, dim=dim, consts=consts, S=S)
-        return as_float(beta_scale) * base
+    if constants == "public":
+        beta = 1.0 if beta is None else beta
+    radius = robust.radius_schedule(lambda t: gadaoful_theory_radius(t, dim=dim, consts=consts, S=S),
+                                    beta=beta, beta_scale=beta_scale)
 
     def init() -> GAdaOFULState:
         dtype = float_dtype()
@@ -194,20 +191,46 @@ def gadaoful(horizon: int, dim: int, *, nu, corruption, constants: str = "public
         dtype = state.theta.dtype
         x_norm = ellipsoid_norm(state.H_inv, x)                         # ‖X_t‖_{H_{t−1}⁻¹}
         nu_used = as_float(nu_t) if revealed else nu_const
-        sigma = jnp.maximum(jnp.maximum(nu_used, consts.sigma_min),
-                            jnp.maximum(x_norm / consts.m0, consts.alpha_c * jnp.sqrt(x_norm)))
-        w = x_norm / sigma
-        tau = consts.tau0 * jnp.sqrt(1.0 + w * w) / w
+        sigma = robust.adaptive_scale(nu_used, consts.sigma_min, x_norm / consts.m0,
+                                      consts.alpha_c * jnp.sqrt(x_norm))
+        tau = robust.huber_threshold(consts.tau0, robust.weight(x_norm, sigma))
+        reward = clamp_reward(reward, dtype)
         hist = rr.append(rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist,
                                     state.t), x, reward, sigma, tau)
         start = rr.add_row(rr.Point(state.fit_theta, state.fit_value, state.fit_grad, state.fit_hess),
                            x, reward, sigma, tau, rr.pseudo_huber)
         fit = rr.solve(start, hist, reg, S_, rr.pseudo_huber, tol=tol, max_iters=max_newton_iters)
         H_inv = sherman_morrison(state.H_inv, x, (1.0 / sigma ** 2).astype(dtype))
-        point = fit.point
-        return GAdaOFULState(H_inv=H_inv, theta=fit.theta.astype(dtype), X_hist=hist.X, r_hist=hist.r,
-                             sigma_hist=hist.sigma, tau_hist=hist.tau, fit_theta=point.theta,
-                             fit_value=point.value, fit_grad=point.grad, fit_hess=point.hess,
-                             t=state.t + 1)
+        # Last-resort guards, as in CR-Hvt-UCB: a round whose arithmetic overflowed leaves the estimate,
+        # H⁻¹ and the refit's warm start as they were (the history itself holds only finite values).
+        fit_finite = jnp.all(jnp.asarray([jnp.all(jnp.isfinite(a)) for a in (fit.theta, *fit.point)]))
+        point = jax.tree_util.tree_map(lambda new, old: jnp.where(fit_finite, new, old), fit.point,
+                                       rr.Point(state.fit_theta, state.fit_value, state.fit_grad,
+                                                state.fit_hess))
+        return GAdaOFULState(H_inv=keep_finite(H_inv, state.H_inv),
+                             theta=jnp.where(fit_finite, fit.theta.astype(dtype), state.theta),
+                             X_hist=hist.X, r_hist=hist.r, sigma_hist=hist.sigma, tau_hist=hist.tau,
+                             fit_theta=point.theta, fit_value=point.value, fit_grad=point.grad,
+                             fit_hess=point.hess, t=state.t + 1)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=revealed)
+
+
+def _theory(p: registry.Problem) -> dict:
+    """The theory preset's τ₀ and m₀ (they depend on T, d, S and L only), unscaled β."""
+    # Evaluated eagerly even inside a trace, so that a jitted sweep uses the same bits as an eager call.
+    with jax.ensure_compile_time_eval():
+        c = gadaoful_constants(horizon=p.horizon, dim=p.dim, corruption=0.0, constants="theory", S=p.S,
+                               L=p.L)
+    return {"beta_scale": 1.0, "tau0": c.tau0, "m0": c.m0}
+
+
+registry.register(registry.AlgorithmSpec(
+    name="gadaoful", label="GAdaOFUL", factory=gadaoful,
+    build=lambda p, h: gadaoful(p.horizon, p.dim, nu=p.nu, corruption=p.corruption, constants="theory",
+                                S=p.S, L=p.L, beta_scale=h["beta_scale"], tau0=h["tau0"], m0=h["m0"]),
+    theory=_theory, grid={"beta_scale": (1e-7, 1e-6, 1e-5, 1e-4, 1e-3), "tau0": (0.01, 0.03, 0.1, 0.3, 1.0),
+                          "m0": (1.0,)},
+    cost="O(t)", knowledge=("nu", "corruption", "S", "L"),
+    source="Yu et al., GAdaOFUL for the identity link (theory constants of the authors' notebook)",
+    color="tab:red"))

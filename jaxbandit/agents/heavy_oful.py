@@ -38,8 +38,9 @@ from ..core import validation as V
 from . import robust_regression as rr
 from ..core.dtypes import as_float, float_dtype
 from ..core.types import Algorithm
-from .cr_hvt_ucb import check_nu  # noqa: F401  (also re-exported: gadaoful imports it from here)
-from ..core.linalg import clamp_reward, ellipsoid_norm, keep_finite, select_ucb, sherman_morrison, sigma_floor
+from . import registry
+from ..core.linalg import clamp_reward, ellipsoid_norm, keep_finite, select_ucb, sherman_morrison
+from . import robust
 
 Array = jax.Array
 
@@ -78,10 +79,8 @@ def heavy_oful_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, delta=Non
     sigma_min = 1.0 / jnp.sqrt(T) if sigma_min is None else as_float(sigma_min)
     e = (1.0 - eps) / (2.0 * (1.0 + eps))
     log_delta = jnp.log(2.0 * T ** 2 / delta)
-    if kappa is None:
-        # d·log(1 + q), q = TL²/(dλσ_min²), as d·softplus(log q): finite for a σ_min² below the float range
-        kappa = d * jax.nn.softplus(jnp.log(T * as_float(L) ** 2 / (d * lam)) - 2.0 * jnp.log(sigma_min))
-    kappa = as_float(kappa)
+    kappa = robust.kappa(dim=d, horizon=T, L=L, lam=lam, sigma_min=sigma_min) if kappa is None \
+        else as_float(kappa)
     if tau0 is None:
         tau0 = jnp.sqrt(2.0 * kappa) * jnp.log(3.0 * T) ** e / log_delta ** (1.0 / (1.0 + eps))
     if c0 is None:
@@ -122,7 +121,7 @@ def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta
     horizon = V.check_int("horizon", horizon)
     dim = V.check_int("dim", dim)
     V.check_eps(eps)
-    revealed = check_nu(nu)
+    revealed = robust.check_nu(nu)
     for name, value in (("S", S), ("L", L), ("beta_scale", beta_scale)):
         V.check_positive(name, value, required=True)
     for name, value in (("lam", lam), ("sigma_min", sigma_min), ("kappa", kappa), ("tau0", tau0),
@@ -136,10 +135,9 @@ def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta
     nu_const = None if revealed else as_float(nu)
     S_ = as_float(S)
 
-    def radius(t):
-        if beta is not None:
-            return as_float(beta_scale) * as_float(beta)
-        return as_float(beta_scale) * heavy_oful_radius(t, horizon=horizon, eps=eps, consts=consts, S=S)
+    radius = robust.radius_schedule(
+        lambda t: heavy_oful_radius(t, horizon=horizon, eps=eps, consts=consts, S=S), beta=beta,
+        beta_scale=beta_scale)
 
     def init() -> HeavyOFULState:
         dtype = float_dtype()
@@ -156,14 +154,10 @@ def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta
         t = state.t + 1
         x_norm = ellipsoid_norm(state.H_inv, x)                         # ‖X_t‖_{H_{t−1}⁻¹}
         nu_used = as_float(nu_t) if revealed else nu_const
-        sigma = jnp.maximum(jnp.maximum(jnp.maximum(nu_used, consts.sigma_min), sigma_floor(dtype)),
-                            jnp.maximum(x_norm / consts.c0,
-                                        jnp.sqrt(x_norm) / (2.0 * consts.c1 * consts.kappa) ** 0.25))
-        w = x_norm / sigma
-        # √(1 + w²)/w as √(1 + 1/w²) (no overflow of w²), capped at √(float max) so that the stored
-        # history stays finite (τ = ∞ only at w = 0, a zero context, where clipping is moot)
-        tau = consts.tau0 * jnp.sqrt(1.0 + 1.0 / (w * w)) * jnp.power(as_float(t), consts.exponent)
-        tau = jnp.minimum(tau, jnp.sqrt(jnp.finfo(dtype).max))
+        sigma = robust.adaptive_scale(nu_used, consts.sigma_min, x_norm / consts.c0,
+                                      jnp.sqrt(x_norm) / (2.0 * consts.c1 * consts.kappa) ** 0.25)
+        w = robust.weight(x_norm, sigma)
+        tau = robust.huber_threshold(consts.tau0, w, jnp.power(as_float(t), consts.exponent))
         hist = rr.append(rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist,
                                     state.t), x, clamp_reward(reward, dtype), sigma, tau)
         fit = rr.refit(state.theta, hist, consts.lam, S_, rr.huber, tol=tol, max_iters=max_newton_iters)
@@ -172,3 +166,13 @@ def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta
                               sigma_hist=hist.sigma, tau_hist=hist.tau, t=t)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=revealed)
+
+
+registry.register(registry.AlgorithmSpec(
+    name="heavy_oful", label="Heavy-OFUL", factory=heavy_oful,
+    build=lambda p, h: heavy_oful(p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, L=p.L,
+                                  beta_scale=h["beta_scale"]),
+    theory=lambda p: {"beta_scale": 1.0},
+    grid={"beta_scale": (3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)}, cost="O(t)",
+    knowledge=("eps", "nu", "S", "L"),
+    source="Huang, Zhong, Wang & Yang 2023, Algorithm 1", color="tab:orange"))

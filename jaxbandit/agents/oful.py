@@ -23,6 +23,7 @@ import jax.numpy as jnp
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
 from ..core.types import Algorithm
+from . import registry
 from ..core.linalg import clamp_reward, matvec, select_ucb, sherman_morrison
 
 Array = jax.Array
@@ -95,3 +96,11 @@ def oful(horizon: int, dim: int, *, lam=1.0, beta=None, beta_scale=1.0, S=1.0, L
                          b=state.b + clamp_reward(reward, state.b.dtype) * x, t=state.t + 1)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
+
+
+registry.register(registry.AlgorithmSpec(
+    name="oful", label="OFUL", factory=oful,
+    build=lambda p, h: oful(p.horizon, p.dim, S=p.S, L=p.L, beta_scale=h["beta_scale"]),
+    theory=lambda p: {"beta_scale": 1.0},
+    grid={"beta_scale": (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0)}, cost="O(1)", knowledge=("S", "L"),
+    source="Abbasi-Yadkori, Pál & Szepesvári 2011, Theorem 2", color="tab:gray"))

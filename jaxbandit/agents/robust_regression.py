@@ -114,11 +114,18 @@ def huber(z: Array, tau: Array):
 def pseudo_huber(z: Array, tau: Array):
     """Pseudo-Huber φ_τ(z) = τ²(√(1 + (z/τ)²) − 1), φ' = τz/√(τ² + z²), φ'' = τ³/(τ² + z²)^{3/2}.
 
-    The value is computed as z²/(√(1 + u²) + 1), u = z/τ, which has no cancellation for small z.
+    The value is computed as z²/(√(1 + u²) + 1), u = z/τ, which has no cancellation for small z. For a
+    residual so large that u² or z² overflows (a heavy-tailed or adversarial reward near the clamp),
+    √(1 + u²) is |u| to working precision and the value is |z|·(|z|/(|u| + 1)): finite, with the
+    derivatives φ' = τ·sign(z), φ'' = 0 of the linear tail, instead of inf/inf.
     """
     u = z / tau
-    root = jnp.sqrt(1.0 + u * u)
-    return z * z / (root + 1.0), z / root, 1.0 / (root * root * root)
+    root = jnp.where(jnp.abs(u) > _HUGE, jnp.abs(u), jnp.sqrt(1.0 + u * u))
+    value = jnp.where(jnp.isfinite(z * z), z * z / (root + 1.0), jnp.abs(z) * (jnp.abs(z) / (root + 1.0)))
+    return value, z / root, 1.0 / (root * root * root)
+
+
+_HUGE = 2.0 ** 60   #: beyond it, 1 + u² rounds to u² in float32 and float64, and u² may overflow
 
 
 def _num_blocks(hist: History, block: int):
