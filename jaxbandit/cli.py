@@ -4,8 +4,8 @@
 - ``python -m jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result, nothing re-run;
 - ``python -m jaxbandit figure1 [--horizon T] [--seeds N] [--out DIR] [--constants theory|tuned|both]
   [--baselines]``: the paper's Figure 1 (``jaxbandit.experiments.figure1.run``);
-- ``python -m jaxbandit tune-figure1 [--horizon T] [--seeds N] [--baselines] [--out FILE]``: tune the
-  constants ``figure1 --constants tuned`` reads (``jaxbandit.experiments.figure1.tune``).
+- ``python -m jaxbandit tune-figure1 --out FILE [--horizon T] [--seeds N] [--baselines]``: tune the
+  constants ``figure1 --constants tuned --tuned-file FILE`` reads (``jaxbandit.experiments.figure1.tune``).
 
 Every ``ValueError`` from bad input, and every argument error, becomes a one-line ``error: ...``
 message and exit status 2.
@@ -16,9 +16,6 @@ import argparse
 import sys
 import time
 from pathlib import Path
-
-DEMO_BETA_SCALE = 1e-4  # chosen on seeds 1000–1007 (not the demo's seeds 0..n−1), see README
-
 
 def _positive_int(text: str) -> int:
     try:
@@ -61,9 +58,23 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where to write the figure (default: FILE with .png, or -loglog.png)")
     plot.add_argument("--loglog", action="store_true", help="log-log axes")
 
+    _add_figure1_parser(sub)
+    _add_tune_parser(sub)
+    return parser
+
+
+def _method_labels(names) -> str:
+    from jaxbandit.agents import registry
+
+    return ", ".join(registry.algorithm(n).label for n in names)
+
+
+def _add_figure1_parser(sub) -> None:
+    from jaxbandit.experiments.figure1 import MAIN_METHODS, baseline_methods
+
     fig = sub.add_parser("figure1", help="reproduce Figure 1 of the paper (Section 6)",
-                         description="Figure 1 of Tani & Futami: CR-Hvt-UCB against GAdaOFUL (and with "
-                                     "--baselines OFUL, CW-OFUL, Heavy-OFUL, Hvt-UCB): regret under "
+                         description=f"Figure 1 of Tani & Futami: {_method_labels(MAIN_METHODS)} (and with "
+                                     f"--baselines {_method_labels(baseline_methods())}): regret under "
                                      "Student-t(3) and Pareto noise with C in {0, 100}, and runtime.")
     fig.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T >= 4 (default 5000)")
     fig.add_argument("--seeds", type=_positive_int, default=10,
@@ -73,29 +84,32 @@ def build_parser() -> argparse.ArgumentParser:
                      help="theory constants, constants tuned on seeds 1000+ (the packaged "
                           "jaxbandit/experiments/data/figure1_tuned.json), or both (default)")
     fig.add_argument("--baselines", action="store_true",
-                     help="also run Hvt-UCB, OFUL, CW-OFUL and Heavy-OFUL")
+                     help=f"also run {_method_labels(baseline_methods())} (every registered algorithm)")
     fig.add_argument("--tuned-file", type=Path, default=None, metavar="FILE",
                      help="read tuned constants from FILE instead of the packaged file")
     fig.add_argument("--repeats", type=_positive_int, default=3,
                      help="timed runs per curve of the runtime panel (default 3)")
     fig.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
 
+
+def _add_tune_parser(sub) -> None:
+    from jaxbandit.experiments.figure1 import MAIN_METHODS, all_methods
+
     tune = sub.add_parser("tune-figure1", help="tune the constants figure1 --constants tuned reads",
                           description="Grid-search each method's free constants on seeds 1000.. "
                                       "(disjoint from the reported seeds), averaged over C in {0, 100}, "
-                                      "per noise setting, and write them with their provenance.")
+                                      "per noise setting, and write them with their provenance to FILE.")
+    tune.add_argument("--out", dest="tuned_out", type=Path, required=True, metavar="FILE",
+                      help="the JSON file to write (other methods' entries in an existing file are kept); "
+                           "pass it to figure1 --tuned-file")
     tune.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T (default 5000)")
     tune.add_argument("--seeds", type=_positive_int, default=10,
                       help="tuning seeds 1000..1000+N-1 (default 10)")
     tune.add_argument("--methods", default=None, metavar="M1,M2",
-                      help="comma-separated methods (default: cr_hvt_ucb,gadaoful, plus the baselines "
-                           "with --baselines)")
-    tune.add_argument("--baselines", action="store_true", help="also tune the baselines")
-    tune.add_argument("--out", dest="tuned_out", type=Path, default=None, metavar="FILE",
-                      help="where to write (default: the packaged jaxbandit/experiments/data/figure1_tuned.json; "
-                           "other methods' entries in an existing file are kept)")
+                      help=f"comma-separated methods among {','.join(all_methods())} (default: "
+                           f"{','.join(MAIN_METHODS)}, plus the others with --baselines)")
+    tune.add_argument("--baselines", action="store_true", help="also tune every other registered algorithm")
     tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
-    return parser
 
 
 def _add_demo_args(p: argparse.ArgumentParser) -> None:
@@ -103,60 +117,6 @@ def _add_demo_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=_positive_int, default=5, help="independent runs (default 5)")
     p.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
-
-
-def run_demo(horizon: int, seeds: int, out: Path, progress: bool = True) -> dict:
-    """The paper's setting (d = 10, K = 20, Student-t(3) noise, flip adversary with C ∈ {0, 100}):
-    CR-Hvt-UCB with theory constants and with β scaled, and Hvt-UCB; prints final regrets, writes a
-    plot and the results."""
-    import jax
-    import numpy as np
-
-    import jaxbandit as jb
-    from jaxbandit.report.plots import _pyplot, plot_regret_curves, save_figure
-
-    d, K, eps, nu = 10, 20, 1.0, 3 ** 0.5
-    algorithms = {
-        "CR-Hvt-UCB (theory)": lambda p: jb.cr_hvt_ucb(horizon, d, eps=eps, nu=nu, corruption=p["C"]),
-        f"CR-Hvt-UCB (beta x {DEMO_BETA_SCALE:g})": lambda p: jb.cr_hvt_ucb(
-            horizon, d, eps=eps, nu=nu, corruption=p["C"], beta_scale=DEMO_BETA_SCALE),
-        f"Hvt-UCB (beta x {DEMO_BETA_SCALE:g})": lambda p: jb.hvt_ucb(
-            horizon, d, eps=eps, nu=nu, beta_scale=DEMO_BETA_SCALE),
-    }
-
-    def environment(p):
-        return jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
-
-    start = time.perf_counter()
-    res = jb.sweep(algorithms, environment, {"C": [0.0, 100.0]}, horizon=horizon, seeds=seeds,
-                   record=max(1, horizon // 200), progress=progress)
-    elapsed = time.perf_counter() - start
-    out.mkdir(parents=True, exist_ok=True)
-    res.meta.update(setting="demo", d=d, K=K, noise="student_t(3)", eps=eps, nu=nu,
-                    device=str(jax.devices()[0]), seconds=elapsed)
-    res.save(out / "demo.npz")
-
-    final = res.final_regret  # [algorithm, C, seed]
-    print(f"\nFinal cumulative regret after T={horizon} rounds, mean ± s.e. over {seeds} seeds "
-          f"({elapsed:.1f} s on {jax.devices()[0].platform}):")
-    header = f"{'algorithm':<32}" + "".join(f"{'C=' + format(c, 'g'):>18}" for c in res.coords["C"])
-    print(header)
-    for i, name in enumerate(res.coords["algorithm"]):
-        cells = []
-        for j in range(len(res.coords["C"])):
-            x = final[i, j]
-            se = x.std(ddof=1) / np.sqrt(x.size) if x.size > 1 else 0.0
-            cells.append(f"{x.mean():10.1f} ± {se:5.1f}")
-        print(f"{name:<32}" + "".join(f"{c:>18}" for c in cells))
-
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for ax, C in zip(axes, res.coords["C"]):
-        plot_regret_curves(res.sel(C=C), ax=ax, title=f"Student-t(3), flip C={C:g}")
-    save_figure(fig, out / "regret.png")
-    plt.close(fig)
-    print(f"wrote {out / 'regret.png'} and {out / 'demo.npz'}")
-    return {"result": res, "seconds": elapsed}
 
 
 def load_result(file: Path):
@@ -214,6 +174,8 @@ def main(argv=None) -> int:
     command = " ".join(["python -m jaxbandit"] + argv)
     try:
         if args.command in (None, "demo"):
+            from jaxbandit.experiments.demo import run_demo
+
             run_demo(args.horizon, args.seeds, args.out, args.progress)
         elif args.command == "plot":
             run_plot(args.file, args.plot_out, args.loglog)
@@ -229,7 +191,7 @@ def main(argv=None) -> int:
             if args.methods is not None:
                 methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
             else:
-                methods = figure1.MAIN_METHODS + (figure1.BASELINE_METHODS if args.baselines else ())
+                methods = figure1.MAIN_METHODS + (figure1.baseline_methods() if args.baselines else ())
             figure1.tune(args.horizon, args.seeds, methods_to_tune=methods, out=args.tuned_out,
                          progress=args.progress, command=command)
         return 0

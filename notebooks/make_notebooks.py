@@ -239,12 +239,13 @@ from jaxbandit import figure1
 HORIZON = env_int("JAXBANDIT_NOTEBOOK_HORIZON", 5000)    # T = 5000 in the paper
 SEEDS = env_int("JAXBANDIT_NOTEBOOK_SEEDS", 10)           # 10 runs in the paper
 OUT = pathlib.Path(os.environ.get("JAXBANDIT_NOTEBOOK_OUT", "out/notebooks")) / "figure1"
-BASELINES = os.environ.get("JAXBANDIT_NOTEBOOK_BASELINES", "0") == "1"   # OFUL, CW-OFUL, Heavy-OFUL, Hvt-UCB
+BASELINES = os.environ.get("JAXBANDIT_NOTEBOOK_BASELINES", "0") == "1"   # every other registered algorithm
+print("baselines:", ", ".join(jb.registry.algorithm(m).label for m in figure1.baseline_methods()))
 print(f"T = {HORIZON}, reported seeds 0..{SEEDS - 1}, baselines: {BASELINES}, results in {OUT}")"""),
     md(r"""
 ## The tuned constants and where they come from
 
-`python -m jaxbandit tune-figure1` (or `figure1.tune(...)`) grid-searches each method's free constants
+`python -m jaxbandit tune-figure1 --out FILE` (or `figure1.tune(..., out=FILE)`) grid-searches each method's free constants
 with `jb.tune` on the tuning seeds, averaging the final regret over C ∈ {0, 100}, separately for each
 noise setting, and writes the choice with its grid, seeds, horizon, date and package versions. Tuning
 GAdaOFUL at T = 5000 takes a while on a CPU, so this notebook reads the committed file; the commented
@@ -292,12 +293,12 @@ for constants in result.settings["constants"]:
     print(f"--- {constants} constants")
     for noise in figure1.NOISES:
         for C in figure1.C_VALUES:
-            cr, ga = (rows[("regret", constants, noise, m, C)] for m in ("cr_hvt_ucb", "gadaoful"))
+            cr, ga = (rows[("regret", constants, noise, m, C)] for m in figure1.MAIN_METHODS)
             print(f"{noise:10} C={C:<4g} final regret CR-Hvt-UCB {cr['final_regret_mean']:7.1f} "
                   f"(slope {cr['loglog_slope_second_half']:.2f}), GAdaOFUL {ga['final_regret_mean']:7.1f} "
                   f"(slope {ga['loglog_slope_second_half']:.2f}), ratio {ga['final_regret_mean'] / cr['final_regret_mean']:.2f}")
     for C in figure1.C_VALUES:
-        cr, ga = (rows[("runtime", constants, "student_t", m, C)] for m in ("cr_hvt_ucb", "gadaoful"))
+        cr, ga = (rows[("runtime", constants, "student_t", m, C)] for m in figure1.MAIN_METHODS)
         print(f"runtime C={C:<4g} CR-Hvt-UCB {cr['seconds_median']:.3g} s, GAdaOFUL {ga['seconds_median']:.3g} s "
               f"per run of T={cr['rounds']}: GAdaOFUL/CR = {ga['seconds_median'] / cr['seconds_median']:.1f}x")"""),
     md(r"""

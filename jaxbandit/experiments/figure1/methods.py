@@ -1,0 +1,89 @@
+"""The methods Figure 1 compares — every registered algorithm (``jb.registry``) — and the factories its
+sweeps trace: noise setting, C and constants are grid axes of one compiled call per method."""
+
+from __future__ import annotations
+
+import functools
+
+import jax.numpy as jnp
+
+import jaxbandit as jb
+
+from ...agents.registry import AlgorithmSpec, Problem
+from .settings import DIM, eps_nu_values, index, pick
+
+#: The paper's two methods; every other registered algorithm is a baseline (``--baselines``).
+MAIN_METHODS = ("cr_hvt_ucb", "gadaoful")
+
+
+def baseline_methods() -> tuple[str, ...]:
+    """The registered algorithms other than the paper's two, in registry order."""
+    return tuple(n for n in jb.registry.names() if n not in MAIN_METHODS)
+
+
+def all_methods() -> tuple[str, ...]:
+    """The paper's two methods, then the baselines."""
+    return MAIN_METHODS + baseline_methods()
+
+
+def spec(method: str) -> AlgorithmSpec:
+    return jb.registry.algorithm(method)
+
+
+def constant_names(method: str) -> tuple[str, ...]:
+    """The free constants of ``method`` (its registry grid's names), in order."""
+    return tuple(spec(method).grid)
+
+
+def check_methods(selected) -> tuple[str, ...]:
+    """``selected`` as a tuple of distinct registered names."""
+    if isinstance(selected, str):
+        selected = (selected,)
+    selected = tuple(selected)
+    valid = all_methods()
+    bad = [m for m in selected if m not in valid]
+    if not selected or bad:
+        raise ValueError(f"methods={selected!r} is invalid: choose from {valid}")
+    if len(set(selected)) != len(selected):
+        raise ValueError(f"methods={selected!r} is invalid: a method is named twice")
+    return selected
+
+
+def problem(horizon: int, p) -> Problem:
+    """The :class:`Problem` of grid point ``p``: its noise setting's ε and ν, and its C."""
+    eps_values, nu_values = eps_nu_values()
+    i = index(p["noise"])
+    return Problem(horizon, DIM, eps=pick(eps_values, i), nu=pick(nu_values, i), corruption=p["C"])
+
+
+@functools.lru_cache(maxsize=None)
+def figure_factory(method: str, horizon: int, tuned: tuple | None):
+    """The algorithm factory of the figure's sweep. ``tuned``: per noise setting, the tuned values in
+    :func:`constant_names` order, or None (theory constants only, no ``variant`` axis). Cached, so the
+    compiled sweep is reused when the same figure is run again in one process."""
+    s = spec(method)
+    names = constant_names(method)
+
+    def make(p):
+        prob = problem(horizon, p)
+        values = s.theory(prob)
+        if tuned is not None:
+            i = index(p["noise"])
+            tuned_now = {n: pick([t[k] for t in tuned], i) for k, n in enumerate(names)}
+            values = {n: jnp.where(p["variant"] < 0.5, values[n], tuned_now[n]) for n in names}
+        return s.build(prob, values)
+
+    make.__qualname__ = f"figure1.{method}"
+    return make
+
+
+@functools.lru_cache(maxsize=None)
+def tune_factory(method: str, horizon: int):
+    """The factory :func:`jaxbandit.experiments.figure1.tune` sweeps: the free constants are grid axes."""
+    s = spec(method)
+
+    def make(p):
+        return s.build(problem(horizon, p), {n: p[n] for n in constant_names(method)})
+
+    make.__qualname__ = f"figure1.tune.{method}"
+    return make
