@@ -54,6 +54,7 @@ def check_batch_invariance(alg, env, horizon):
     assert_bitwise(alone, batched(keys), 3)
 
 
+@pytest.mark.slow
 def test_a_run_does_not_depend_on_its_batch():
     """CR-Hvt-UCB with revealed ν_t on heteroscedastic Student-t noise: the projection, the UCB, every
     sum over d and the t sampler. (The paper's d = 10, K = 20 take the same code paths: d ≤ 32.)"""
@@ -92,6 +93,7 @@ def make_env(p):
     return jb.envs.linear(D, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
 
 
+@pytest.mark.slow
 def test_sweep_is_deterministic_and_batch_invariant():
     grid = {"C": [0.0, 20.0], "beta_scale": [1e-3]}
     first = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=3)

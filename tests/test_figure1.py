@@ -43,6 +43,7 @@ def _committed():
     return json.loads(TUNED.read_text())
 
 
+@pytest.mark.slow
 def test_writes_the_figure_the_curves_and_the_settings(made):
     proc, out = made
     png = (out / "figure1.png").read_bytes()
@@ -94,6 +95,7 @@ def test_writes_the_figure_the_curves_and_the_settings(made):
     assert proc.stdout.count("GAdaOFUL") >= 8 and "final regret" in proc.stdout
 
 
+@pytest.mark.slow
 def test_tuned_constants_are_read_from_the_committed_file(made):
     _, out = made
     meta = json.loads((out / "figure1.json").read_text())
@@ -108,6 +110,7 @@ def test_tuned_constants_are_read_from_the_committed_file(made):
     assert theory["cr_hvt_ucb"]["C=100"] == {"beta_scale": 1.0, "alpha": 8.0}
 
 
+@pytest.mark.slow
 def test_a_curve_is_the_plain_simulation_of_that_setting(made):
     """GAdaOFUL with the tuned constants, Pareto noise, C = 100: the figure's sweep (noise selector,
     constants chosen by traced grid values) must give exactly the run that jb.gadaoful with those
@@ -157,6 +160,7 @@ def test_bad_arguments_are_one_line_errors(capsys, args, match):
     assert err.startswith("error: ") and err.count("\n") == 1 and match in err, err
 
 
+@pytest.mark.slow
 def test_bad_arguments_from_the_shell(tmp_path):
     proc = _cli("figure1", "--horizon", "2", "--out", str(tmp_path), fast_compile=False)
     assert proc.returncode == 2

@@ -73,6 +73,7 @@ def result_of(executed, name):
     return text, out
 
 
+@pytest.mark.slow
 def test_quickstart_runs(executed):
     text, out = result_of(executed, "quickstart.ipynb")
     assert f"jaxbandit from the checkout {ROOT.resolve()}" in text       # found the repo, no pip
@@ -84,6 +85,7 @@ def test_quickstart_runs(executed):
     assert np.all(np.isfinite(res.cumulative_regret))
 
 
+@pytest.mark.slow
 def test_figure1_runs(executed):
     text, out = result_of(executed, "figure1.ipynb")
     out = out / "figure1"

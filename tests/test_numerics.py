@@ -59,6 +59,7 @@ LONG_ALGS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(LONG_ALGS))
 def test_float32_inverse_stays_accurate_over_a_long_horizon(name):
     factory, theta_of, T, tol = LONG_ALGS[name]

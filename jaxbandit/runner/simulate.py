@@ -78,10 +78,11 @@ def init_carry(alg: Algorithm, env: Environment, key) -> Carry:
     return Carry(alg.init(), env.init(key_env), key_rounds, jax.random.fold_in(key, AGENT_KEY))
 
 
-def rollout(alg: Algorithm, env: Environment, carry: Carry, rounds: Array):
-    """Run the 0-based round indices ``rounds`` `[n]` from ``carry``; returns (carry, Trajectory `[n]`)."""
+def round_step(alg: Algorithm, env: Environment):
+    """The transition of one round, ``step(carry, t) -> (carry, Trajectory)`` for the 0-based index ``t``:
+    the stream's round, the algorithm's choice, the adversary's c_t, the reward, the update."""
 
-    def body(c: Carry, t):
+    def step(c: Carry, t) -> tuple[Carry, Trajectory]:
         rnd = env.stream.draw(jax.random.fold_in(c.round_key, t), c.env_state.theta_star, t)
         k_select, k_update = jax.random.split(jax.random.fold_in(c.agent_key, t))
         action = select_action(alg, c.alg_state, rnd.contexts, k_select)
@@ -90,7 +91,12 @@ def rollout(alg: Algorithm, env: Environment, carry: Carry, rounds: Array):
         out = Trajectory(regret=fb.regret, action=action, corruption=fb.corruption, reward=fb.reward)
         return c._replace(alg_state=alg_state, env_state=env_state), out
 
-    return jax.lax.scan(body, carry, rounds)
+    return step
+
+
+def rollout(alg: Algorithm, env: Environment, carry: Carry, rounds: Array):
+    """Run the 0-based round indices ``rounds`` `[n]` from ``carry``; returns (carry, Trajectory `[n]`)."""
+    return jax.lax.scan(round_step(alg, env), carry, rounds)
 
 
 def simulate(alg: Algorithm, env: Environment, key, horizon: int) -> Trajectory:

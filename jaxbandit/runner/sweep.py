@@ -35,7 +35,8 @@ from . import checkpoint as checkpoint_lib
 from . import distributed
 from ..core.types import Algorithm, Environment
 from ..report.results import SweepResult
-from .simulate import Carry, as_key, check_pair, init_carry, rollout
+from . import accumulate
+from .simulate import Carry, as_key, check_pair, init_carry, round_step
 
 Array = jax.Array
 
@@ -46,8 +47,8 @@ FULL_VALIDATION_LIMIT = 4096
 
 class _RunCarry(NamedTuple):
     sim: Carry
-    cum_regret: Array
-    spent: Array
+    cum_regret: accumulate.RunningSum
+    spent: accumulate.RunningSum
 
 
 def _as_factory(obj, what: str) -> Callable:
@@ -146,7 +147,7 @@ def _build(make_alg, make_env, names, params):
 def _init_runs(make_alg, make_env, names, params, keys):
     def one(p, k):
         alg, env = _build(make_alg, make_env, names, p)
-        zero = jnp.zeros((), float_dtype())
+        zero = accumulate.zero(float_dtype())
         return _RunCarry(init_carry(alg, env, k), zero, zero)
 
     return jax.vmap(one)(params, keys)
@@ -159,15 +160,19 @@ def _run_chunk(make_alg, make_env, names, horizon, per_round, params, carry, rou
     state they leave behind is never used."""
 
     def one(p, c: _RunCarry):
-        alg, env = _build(make_alg, make_env, names, p)
-        sim, traj = rollout(alg, env, c.sim, rounds)
-        active = rounds < horizon
-        cum = c.cum_regret + jnp.cumsum(jnp.where(active, traj.regret, 0.0))
-        spent = c.spent + jnp.cumsum(jnp.where(active, jnp.abs(traj.corruption), 0.0))
-        out = {"cumulative_regret": cum, "corruption_spent": spent}
-        if per_round:
-            out.update(regret=traj.regret, action=traj.action, corruption=traj.corruption)
-        return _RunCarry(sim, cum[-1], spent[-1]), out
+        step = round_step(*_build(make_alg, make_env, names, p))
+
+        def body(c: _RunCarry, t):
+            sim, traj = step(c.sim, t)
+            active = t < horizon
+            cum = accumulate.add(c.cum_regret, jnp.where(active, traj.regret, 0.0))
+            spent = accumulate.add(c.spent, jnp.where(active, jnp.abs(traj.corruption), 0.0))
+            out = {"cumulative_regret": cum.shown, "corruption_spent": spent.shown}
+            if per_round:
+                out.update(regret=traj.regret, action=traj.action, corruption=traj.corruption)
+            return _RunCarry(sim, cum, spent), out
+
+        return jax.lax.scan(body, c, rounds)
 
     return jax.vmap(one)(params, carry)
 
