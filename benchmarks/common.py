@@ -1,7 +1,7 @@
 """Shared pieces of the benchmark scripts: timing, the do-nothing agent, machine description, output."""
+
 from __future__ import annotations
 
-import json
 import os
 import platform
 import sys
@@ -12,18 +12,19 @@ import jax
 import jax.numpy as jnp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import jaxbandit as jb  # noqa: E402
-from jaxbandit.core.types import Algorithm  # noqa: E402
-from jaxbandit.report.results import atomic_write_json  # noqa: E402
+import jaxbandit as jb
+from jaxbandit.core.types import Algorithm
+from jaxbandit.report.results import atomic_write_json
 
-D, K = 10, 20   # the paper's setting
+D, K = 10, 20  # the paper's setting
 
 
 def null_agent() -> Algorithm:
     """Pulls arm 0 and only sums its rewards: with it a simulation costs exactly the environment's own
     sampling (contexts, noise, adversary) — the bound no simulator of this setting can beat."""
-    return Algorithm(init=lambda: jnp.zeros(()), select=lambda s, X: jnp.int32(0),
-                     update=lambda s, x, r, nu: s + r)
+    return Algorithm(
+        init=lambda: jnp.zeros(()), select=lambda s, X: jnp.int32(0), update=lambda s, x, r, nu: s + r
+    )
 
 
 def paper_env(C=100.0):
@@ -32,7 +33,7 @@ def paper_env(C=100.0):
 
 def paper_alg(T, **kw):
     kw.setdefault("beta_scale", 1e-4)
-    return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3 ** 0.5, corruption=100.0, **kw)
+    return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=100.0, **kw)
 
 
 def batched_runner(alg, env, T, batch):
@@ -72,10 +73,16 @@ def interleaved_best(fns: dict, repeats=3) -> dict:
 
 def machine() -> dict:
     dev = jax.devices()[0]
-    return {"platform": dev.platform, "device": getattr(dev, "device_kind", str(dev)),
-            "devices": jax.device_count(), "cpu_count": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(), "python": platform.python_version(),
-            "jax": jax.__version__, "x64": bool(jax.config.jax_enable_x64)}
+    return {
+        "platform": dev.platform,
+        "device": getattr(dev, "device_kind", str(dev)),
+        "devices": jax.device_count(),
+        "cpu_count": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "jax": jax.__version__,
+        "x64": bool(jax.config.jax_enable_x64),
+    }
 
 
 def write_json(name: str, payload: dict) -> Path:

@@ -25,6 +25,7 @@ C = 100, beta_scale = 1e-4; OFUL with λ = 1, β = 1. ``--stress`` adds a CR-Hvt
 1/(ασ_t²) are large (ν = σ_min = 1e-3, beta_scale = 1e-6, Gaussian noise of scale 1e-3), the regime
 where Sherman–Morrison in float32 is most fragile.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,20 +43,19 @@ D, K = 10, 20
 def make(name, horizon):
     """(alg factory, env factory), built inside the current dtype context."""
     if name == "cr":
-        alg = lambda: jb.cr_hvt_ucb(horizon, D, eps=1.0, nu=3 ** 0.5, corruption=100.0,   # noqa: E731
-                                    beta_scale=1e-4)
-        noise = lambda: jb.noise.student_t(3.0)                                           # noqa: E731
+        alg = lambda: jb.cr_hvt_ucb(horizon, D, eps=1.0, nu=3**0.5, corruption=100.0, beta_scale=1e-4)
+        noise = lambda: jb.noise.student_t(3.0)
     elif name == "oful":
-        alg = lambda: jb.oful(horizon, D, lam=1.0, beta=1.0)                              # noqa: E731
-        noise = lambda: jb.noise.student_t(3.0)                                           # noqa: E731
+        alg = lambda: jb.oful(horizon, D, lam=1.0, beta=1.0)
+        noise = lambda: jb.noise.student_t(3.0)
     elif name == "stress":
-        alg = lambda: jb.cr_hvt_ucb(horizon, D, eps=1.0, nu=1e-3, sigma_min=1e-3,         # noqa: E731
-                                    corruption=0.0, beta_scale=1e-6)
-        noise = lambda: jb.noise.gaussian(1e-3)                                           # noqa: E731
+        alg = lambda: jb.cr_hvt_ucb(
+            horizon, D, eps=1.0, nu=1e-3, sigma_min=1e-3, corruption=0.0, beta_scale=1e-6
+        )
+        noise = lambda: jb.noise.gaussian(1e-3)
     else:
         raise ValueError(name)
-    env = lambda: jb.envs.linear(D, K, noise=noise(),                                     # noqa: E731
-                                 corruption=jb.corruption.flip(budget=100.0))
+    env = lambda: jb.envs.linear(D, K, noise=noise(), corruption=jb.corruption.flip(budget=100.0))
     return alg, env
 
 
@@ -109,17 +109,24 @@ def metrics(name, s32, s64, V_oful, lam):
         A64, th64 = inverse_and_theta(name, one64)
         V = V_oful[i] + lam * np.eye(D) if name == "oful" else np.linalg.inv((A64 + A64.T) / 2)
         ev = np.linalg.eigvalsh((A32 + A32.T) / 2)
-        rows.append(dict(
-            sym=np.abs(A32 - A32.T).max() / np.abs(A32).max(),
-            lmin=ev[0] / ev[-1],
-            AV=np.linalg.norm(A32 @ V - np.eye(D), 2),
-            dA=np.linalg.norm(A32 - A64, 2) / np.linalg.norm(A64, 2),
-            dth=np.linalg.norm(th32 - th64) / max(np.linalg.norm(th64), 1e-30),
-            cond=np.linalg.cond(V),
-            finite=all(bool(np.all(np.isfinite(np.asarray(leaf)))) for leaf in jax.tree_util.tree_leaves(one32)),
-        ))
-    worst = {k: (max(r[k] for r in rows) if k != "lmin" else min(r[k] for r in rows)) for k in rows[0]
-             if k != "finite"}
+        rows.append(
+            dict(
+                sym=np.abs(A32 - A32.T).max() / np.abs(A32).max(),
+                lmin=ev[0] / ev[-1],
+                AV=np.linalg.norm(A32 @ V - np.eye(D), 2),
+                dA=np.linalg.norm(A32 - A64, 2) / np.linalg.norm(A64, 2),
+                dth=np.linalg.norm(th32 - th64) / max(np.linalg.norm(th64), 1e-30),
+                cond=np.linalg.cond(V),
+                finite=all(
+                    bool(np.all(np.isfinite(np.asarray(leaf)))) for leaf in jax.tree_util.tree_leaves(one32)
+                ),
+            )
+        )
+    worst = {
+        k: (max(r[k] for r in rows) if k != "lmin" else min(r[k] for r in rows))
+        for k in rows[0]
+        if k != "finite"
+    }
     worst["finite"] = all(r["finite"] for r in rows)
     return worst
 
@@ -142,8 +149,10 @@ def drift(name, horizon, seeds, segment):
     lam = 1.0
     V_oful = np.zeros((seeds, D, D))
     print(f"\n== {name}: float32 bandit, float64 replay of its stream; {seeds} seeds, worst seed shown")
-    print(f"{'round':>9} {'sym':>9} {'lmin':>10} {'AV-I':>9} {'dA':>9} {'dθ':>9} {'cond':>9} finite  "
-          f"f32 s  f64 s")
+    print(
+        f"{'round':>9} {'sym':>9} {'lmin':>10} {'AV-I':>9} {'dA':>9} {'dθ':>9} {'cond':>9} finite  "
+        f"f32 s  f64 s"
+    )
     t = 0
     regret = np.zeros(seeds)
     for stop in checkpoints(horizon):
@@ -161,14 +170,20 @@ def drift(name, horizon, seeds, segment):
                 V_oful += np.einsum("bti,btj->bij", xs64, xs64)
             t0 = time.perf_counter()
             with jax.enable_x64(True):
-                s64 = run64(s64, jnp.asarray(xs64), jnp.asarray(np.asarray(rs, np.float64)),
-                            jnp.asarray(np.asarray(nus, np.float64)))
+                s64 = run64(
+                    s64,
+                    jnp.asarray(xs64),
+                    jnp.asarray(np.asarray(rs, np.float64)),
+                    jnp.asarray(np.asarray(nus, np.float64)),
+                )
                 jax.block_until_ready(s64)
             t64 += time.perf_counter() - t0
             t += n
         m = metrics(name, carry[0], s64, V_oful, lam)
-        print(f"{stop:>9} {m['sym']:9.1e} {m['lmin']:10.2e} {m['AV']:9.1e} {m['dA']:9.1e} {m['dth']:9.1e} "
-              f"{m['cond']:9.1e} {str(m['finite']):>6} {t32:6.1f} {t64:6.1f}")
+        print(
+            f"{stop:>9} {m['sym']:9.1e} {m['lmin']:10.2e} {m['AV']:9.1e} {m['dA']:9.1e} {m['dth']:9.1e} "
+            f"{m['cond']:9.1e} {m['finite']!s:>6} {t32:6.1f} {t64:6.1f}"
+        )
     return regret
 
 
@@ -195,10 +210,15 @@ def main():
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--algs", default="cr,oful")
     p.add_argument("--stress", action="store_true")
-    p.add_argument("--segment", type=int, default=10_000, help="rounds per compiled scan (one compilation "
-                   "when every checkpoint is a multiple of it)")
-    p.add_argument("--regret-seeds", type=int, default=8, help="seeds for the f32-vs-f64 regret comparison "
-                   "(0: skip it)")
+    p.add_argument(
+        "--segment",
+        type=int,
+        default=10_000,
+        help="rounds per compiled scan (one compilation when every checkpoint is a multiple of it)",
+    )
+    p.add_argument(
+        "--regret-seeds", type=int, default=8, help="seeds for the f32-vs-f64 regret comparison (0: skip it)"
+    )
     p.add_argument("--regret-horizon", type=int, default=200_000)
     args = p.parse_args()
     names = [a for a in args.algs.split(",") if a] + (["stress"] if args.stress else [])
@@ -206,16 +226,20 @@ def main():
     for name in names:
         drift(name, args.horizon, args.seeds, args.segment)
     if args.regret_seeds:
-        print(f"\n== final regret after {args.regret_horizon} rounds, float32 vs float64 bandits "
-              f"({args.regret_seeds} paired seeds)")
+        print(
+            f"\n== final regret after {args.regret_horizon} rounds, float32 vs float64 bandits "
+            f"({args.regret_seeds} paired seeds)"
+        )
         for name in names:
             r32 = bandit_regret(name, args.regret_horizon, args.regret_seeds, args.segment, False)
             r64 = bandit_regret(name, args.regret_horizon, args.regret_seeds, args.segment, True)
             diff = r32 - r64
             se = diff.std(ddof=1) / np.sqrt(diff.size)
-            print(f"{name:>7}: f32 {r32.mean():10.1f} ± {r32.std(ddof=1) / np.sqrt(r32.size):7.1f}   "
-                  f"f64 {r64.mean():10.1f} ± {r64.std(ddof=1) / np.sqrt(r64.size):7.1f}   "
-                  f"paired diff {diff.mean():8.1f} ± {se:6.1f} ({100 * diff.mean() / r64.mean():+.2f}%)")
+            print(
+                f"{name:>7}: f32 {r32.mean():10.1f} ± {r32.std(ddof=1) / np.sqrt(r32.size):7.1f}   "
+                f"f64 {r64.mean():10.1f} ± {r64.std(ddof=1) / np.sqrt(r64.size):7.1f}   "
+                f"paired diff {diff.mean():8.1f} ± {se:6.1f} ({100 * diff.mean() / r64.mean():+.2f}%)"
+            )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ numbers are not polluted by earlier ones. Writes ``results/memory.json``.
 
     python benchmarks/memory.py [--runs 2000] [--rounds 5000] [--records '"all"' '["log", 50]' 500]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,18 +36,36 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=5000)
-    parser.add_argument("--records", type=json.loads, nargs="+", default=["all", ["log", 50], 500],
-                        help="record= settings as JSON (default: '\"all\"' '[\"log\", 50]' 500)")
+    parser.add_argument(
+        "--records",
+        type=json.loads,
+        nargs="+",
+        default=["all", ["log", 50], 500],
+        help="record= settings as JSON (default: '\"all\"' '[\"log\", 50]' 500)",
+    )
     args = parser.parse_args(argv)
     rows = []
     for record in args.records:
-        out = subprocess.run([sys.executable, "-c", CHILD, str(args.runs), str(args.rounds), json.dumps(record)],
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, str(args.runs), str(args.rounds), json.dumps(record)],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         row = dict(record=str(record), runs=args.runs, rounds=args.rounds, **json.loads(out.splitlines()[-1]))
         rows.append(row)
         print(row, flush=True)
-    common.print_table(rows, [("record", ""), ("runs", ""), ("rounds", ""), ("peak_mb", ".0f"),
-                              ("result_mb", ".1f"), ("seconds", ".1f")])
+    common.print_table(
+        rows,
+        [
+            ("record", ""),
+            ("runs", ""),
+            ("rounds", ""),
+            ("peak_mb", ".0f"),
+            ("result_mb", ".1f"),
+            ("seconds", ".1f"),
+        ],
+    )
     print(f"\nwrote {common.write_json('memory', {'rows': rows})}")
 
 

@@ -4,6 +4,7 @@ One run at a time, one round at a time, float64: contexts and noise from NumPy's
 Sherman–Morrison, the projection by Newton on the multiplier over an eigendecomposition. Used by
 ``throughput.py`` as the speed baseline (it is not a fidelity reference: tests/reference.py is).
 """
+
 from __future__ import annotations
 
 import math
@@ -11,17 +12,16 @@ import math
 import numpy as np
 
 
-def run(T, *, seed=0, d=10, K=20, eps=1.0, nu=3 ** 0.5, C=100.0, beta_scale=1e-4, S=1.0, L=1.0,
-        alpha=8.0):
+def run(T, *, seed=0, d=10, K=20, eps=1.0, nu=3**0.5, C=100.0, beta_scale=1e-4, S=1.0, L=1.0, alpha=8.0):
     rng = np.random.default_rng(seed)
     lam, delta, sigma_min = float(d), 1.0 / (8 * T), 1.0 / math.sqrt(T)
-    kappa = d * math.log(1 + L * L * T / (sigma_min ** 2 * lam * alpha * d))
+    kappa = d * math.log(1 + L * L * T / (sigma_min**2 * lam * alpha * d))
     e = (1 - eps) / (2 * (1 + eps))
     log_term = math.log(2 * T * T / delta)
     tau0 = math.sqrt(2 * kappa) * math.log(3 * T) ** e / log_term ** (1 / (1 + eps))
 
     def beta(t):
-        return beta_scale * (409 * log_term * tau0 * t ** e + math.sqrt(lam * (2 + 4 * S * S)))
+        return beta_scale * (409 * log_term * tau0 * t**e + math.sqrt(lam * (2 + 4 * S * S)))
 
     theta_star = rng.normal(size=d)
     theta_star *= S / np.linalg.norm(theta_star)
@@ -43,12 +43,16 @@ def run(T, *, seed=0, d=10, K=20, eps=1.0, nu=3 ** 0.5, C=100.0, beta_scale=1e-4
         regret += means.max() - means[a]
         Ax = A @ x
         x_norm = math.sqrt(x @ Ax)
-        sigma = max(nu, sigma_min, math.sqrt(2 * b / (tau0 * math.sqrt(alpha) * t ** e)) * x_norm,
-                    math.sqrt(C) * kappa ** -0.25 * math.sqrt(x_norm))
+        sigma = max(
+            nu,
+            sigma_min,
+            math.sqrt(2 * b / (tau0 * math.sqrt(alpha) * t**e)) * x_norm,
+            math.sqrt(C) * kappa**-0.25 * math.sqrt(x_norm),
+        )
         w = x_norm / (math.sqrt(alpha) * sigma)
-        tau = tau0 * math.sqrt(1 + w * w) / w * t ** e
+        tau = tau0 * math.sqrt(1 + w * w) / w * t**e
         weight = 1.0 / (alpha * sigma * sigma)
-        A = A - (weight / (1 + weight * x_norm ** 2)) * np.outer(Ax, Ax)
+        A = A - (weight / (1 + weight * x_norm**2)) * np.outer(Ax, Ax)
         z = (r - x @ theta) / sigma
         theta_tilde = theta + (A @ x) * (np.clip(z, -tau, tau) / sigma)
         theta = _project(theta_tilde, A, S)
@@ -66,6 +70,6 @@ def _project(theta_tilde, A, S, iters=30):
         q = 1.0 / (1.0 + mu * a)
         n2 = np.sum(c * c * q * q)
         n = math.sqrt(n2)
-        dn2 = -2.0 * np.sum(c * c * a * q ** 3)
+        dn2 = -2.0 * np.sum(c * c * a * q**3)
         mu = max(mu - (1 / n - 1 / S) / (-0.5 * dn2 / (n2 * n)), 0.0)
     return Q @ (c / (1.0 + mu * a))

@@ -7,11 +7,13 @@ Target (issue 5): GAdaOFUL's time per run at T = 5000 ≥ 1000× CR-Hvt-UCB's.
 
     python benchmarks/runtime_vs_T.py [--horizons 250 500 1000 2000 5000] [--batch 10]
 """
+
 from __future__ import annotations
 
 import argparse
 
 import common
+
 import jaxbandit as jb
 
 
@@ -24,16 +26,19 @@ def main(argv=None):
     rows = []
     for T in args.horizons:
         env = common.paper_env()
-        algs = {"cr_hvt_ucb": common.paper_alg(T),
-                "gadaoful": jb.gadaoful(T, common.D, nu=3 ** 0.5, corruption=100.0)}
+        algs = {
+            "cr_hvt_ucb": common.paper_alg(T),
+            "gadaoful": jb.gadaoful(T, common.D, nu=3**0.5, corruption=100.0),
+        }
         fns = {name: common.batched_runner(alg, env, T, args.batch) for name, alg in algs.items()}
         best = common.interleaved_best(fns, args.repeats)
         row = {"T": T, **{f"{k}_s_per_run": v / args.batch for k, v in best.items()}}
         row["ratio"] = row["gadaoful_s_per_run"] / row["cr_hvt_ucb_s_per_run"]
         rows.append(row)
         print(row, flush=True)
-    common.print_table(rows, [("T", ""), ("cr_hvt_ucb_s_per_run", ".3g"), ("gadaoful_s_per_run", ".3g"),
-                              ("ratio", ".0f")])
+    common.print_table(
+        rows, [("T", ""), ("cr_hvt_ucb_s_per_run", ".3g"), ("gadaoful_s_per_run", ".3g"), ("ratio", ".0f")]
+    )
     print(f"\nwrote {common.write_json('runtime_vs_T', {'batch': args.batch, 'rows': rows})}")
 
 

@@ -8,13 +8,14 @@ library.
 
     python benchmarks/variants.py [--batch 100000] [--rounds 200]
 """
+
 from __future__ import annotations
 
 import argparse
 
+import common
 import jax
 
-import common
 import jaxbandit.core.linalg as la
 
 VARIANTS = {  # name: overrides of jaxbandit.linalg's module constants (read at trace time)
@@ -38,7 +39,7 @@ def main(argv=None):
         saved = {k: getattr(la, k) for k in overrides}
         for k, v in overrides.items():
             setattr(la, k, v)
-        jax.clear_caches()   # the projection is jitted: retrace it under the new constants
+        jax.clear_caches()  # the projection is jitted: retrace it under the new constants
         fns[name] = common.batched_runner(common.paper_alg(T), env, T, B)
         for k, v in saved.items():
             setattr(la, k, v)

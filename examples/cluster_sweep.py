@@ -10,6 +10,7 @@ cluster environment (SLURM, Open MPI, Kubernetes/TPU); elsewhere pass them expli
 machine). The run axis (grid points × seeds) is sharded over ``jax.devices()`` — all devices of all
 processes — and every process ends with the full result; process 0 writes it (and the checkpoints).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,13 +44,27 @@ def main(argv=None):
     def make_env(p):
         return jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
 
-    grid = {"C": [0.0, 10.0, 100.0, 1000.0], "eps": [0.5, 1.0], "nu": [3 ** 0.5],
-            "beta_scale": [1e-5, 1e-4, 1e-3]}
-    res = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=args.seeds, record=("log", 60),
-                   checkpoint=args.out / "checkpoint", progress=jax.process_index() == 0)
+    grid = {
+        "C": [0.0, 10.0, 100.0, 1000.0],
+        "eps": [0.5, 1.0],
+        "nu": [3**0.5],
+        "beta_scale": [1e-5, 1e-4, 1e-3],
+    }
+    res = jb.sweep(
+        make_alg,
+        make_env,
+        grid,
+        horizon=T,
+        seeds=args.seeds,
+        record=("log", 60),
+        checkpoint=args.out / "checkpoint",
+        progress=jax.process_index() == 0,
+    )
     if jax.process_index() == 0:
         res.save(args.out / "sweep.npz")
-        print(f"{jax.process_count()} processes, {jax.device_count()} devices: wrote {args.out / 'sweep.npz'}")
+        print(
+            f"{jax.process_count()} processes, {jax.device_count()} devices: wrote {args.out / 'sweep.npz'}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 """jaxbandit: linear contextual bandits under adversarial corruption and heavy-tailed noise, in JAX."""
+
 from . import envs
 from .agents import registry
 from .agents.cr_hvt_ucb import CRHvtUCBState, cr_hvt_ucb, hvt_ucb
@@ -21,8 +22,11 @@ from .runner.tune import TuneResult, tune
 __version__ = "0.1.0"
 
 # Loaded on first use, so that ``import jaxbandit`` loads neither matplotlib nor the experiments.
-_LAZY = {"plots": "jaxbandit.report.plots", "figure1": "jaxbandit.experiments.figure1",
-         "testing": "jaxbandit.testing"}
+_LAZY = {
+    "plots": "jaxbandit.report.plots",
+    "figure1": "jaxbandit.experiments.figure1",
+    "testing": "jaxbandit.testing",
+}
 
 
 def __getattr__(name: str):
@@ -36,10 +40,40 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Adversary", "Algorithm", "Environment", "Feedback", "Round", "Stream", "Trajectory", "CRHvtUCBState",
-    "corruption", "envs", "figure1", "linalg", "noise", "enable_compilation_cache",
-    "cr_hvt_ucb", "hvt_ucb", "simulate", "sweep", "SweepResult",
-    "analysis", "plots", "loglog_slope", "tune", "TuneResult",
-    "oful", "OFULState", "cw_oful", "CWOFULState", "heavy_oful", "HeavyOFULState", "gadaoful",
-    "GAdaOFULState", "lin_ts", "LinTSState", "registry", "testing",
+    "Adversary",
+    "Algorithm",
+    "CRHvtUCBState",
+    "CWOFULState",
+    "Environment",
+    "Feedback",
+    "GAdaOFULState",
+    "HeavyOFULState",
+    "LinTSState",
+    "OFULState",
+    "Round",
+    "Stream",
+    "SweepResult",
+    "Trajectory",
+    "TuneResult",
+    "analysis",
+    "corruption",
+    "cr_hvt_ucb",
+    "cw_oful",
+    "enable_compilation_cache",
+    "envs",
+    "figure1",
+    "gadaoful",
+    "heavy_oful",
+    "hvt_ucb",
+    "lin_ts",
+    "linalg",
+    "loglog_slope",
+    "noise",
+    "oful",
+    "plots",
+    "registry",
+    "simulate",
+    "sweep",
+    "testing",
+    "tune",
 ]

@@ -10,12 +10,13 @@
 Every ``ValueError`` from bad input, and every argument error, becomes a one-line ``error: ...``
 message and exit status 2.
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
+
 
 def _positive_int(text: str) -> int:
     try:
@@ -44,18 +45,28 @@ def _horizon_figure1(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m jaxbandit",
-                     description="jaxbandit: robust linear contextual bandits in JAX.")
+    parser = _Parser(
+        prog="python -m jaxbandit", description="jaxbandit: robust linear contextual bandits in JAX."
+    )
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="the default experiment (run when no command is given)")
     _add_demo_args(demo)
     _add_demo_args(parser)
-    plot = sub.add_parser("plot", help="redraw a saved sweep result (.npz + .json) without re-running it",
-                          description="Redraw a saved SweepResult: one panel of mean ± s.e. cumulative "
-                                      "regret per value of its first grid axis other than 'algorithm'.")
+    plot = sub.add_parser(
+        "plot",
+        help="redraw a saved sweep result (.npz + .json) without re-running it",
+        description="Redraw a saved SweepResult: one panel of mean ± s.e. cumulative "
+        "regret per value of its first grid axis other than 'algorithm'.",
+    )
     plot.add_argument("file", type=Path, metavar="FILE", help="a result written by SweepResult.save")
-    plot.add_argument("--out", dest="plot_out", type=Path, default=None, metavar="PNG",
-                      help="where to write the figure (default: FILE with .png, or -loglog.png)")
+    plot.add_argument(
+        "--out",
+        dest="plot_out",
+        type=Path,
+        default=None,
+        metavar="PNG",
+        help="where to write the figure (default: FILE with .png, or -loglog.png)",
+    )
     plot.add_argument("--loglog", action="store_true", help="log-log axes")
 
     _add_figure1_parser(sub)
@@ -72,42 +83,76 @@ def _method_labels(names) -> str:
 def _add_figure1_parser(sub) -> None:
     from jaxbandit.experiments.figure1 import MAIN_METHODS, baseline_methods
 
-    fig = sub.add_parser("figure1", help="reproduce Figure 1 of the paper (Section 6)",
-                         description=f"Figure 1 of Tani & Futami: {_method_labels(MAIN_METHODS)} (and with "
-                                     f"--baselines {_method_labels(baseline_methods())}): regret under "
-                                     "Student-t(3) and Pareto noise with C in {0, 100}, and runtime.")
+    fig = sub.add_parser(
+        "figure1",
+        help="reproduce Figure 1 of the paper (Section 6)",
+        description=f"Figure 1 of Tani & Futami: {_method_labels(MAIN_METHODS)} (and with "
+        f"--baselines {_method_labels(baseline_methods())}): regret under "
+        "Student-t(3) and Pareto noise with C in {0, 100}, and runtime.",
+    )
     fig.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T >= 4 (default 5000)")
-    fig.add_argument("--seeds", type=_positive_int, default=10,
-                     help="reported runs per curve, seeds 0..N-1 (default 10)")
+    fig.add_argument(
+        "--seeds", type=_positive_int, default=10, help="reported runs per curve, seeds 0..N-1 (default 10)"
+    )
     fig.add_argument("--out", type=Path, default=Path("out/figure1"), help="output directory")
-    fig.add_argument("--constants", choices=("theory", "tuned", "both"), default="both",
-                     help="theory constants, constants tuned on seeds 1000+ (the packaged "
-                          "jaxbandit/experiments/data/figure1_tuned.json), or both (default)")
-    fig.add_argument("--baselines", action="store_true",
-                     help=f"also run {_method_labels(baseline_methods())} (every registered algorithm)")
-    fig.add_argument("--tuned-file", type=Path, default=None, metavar="FILE",
-                     help="read tuned constants from FILE instead of the packaged file")
-    fig.add_argument("--repeats", type=_positive_int, default=3,
-                     help="timed runs per curve of the runtime panel (default 3)")
+    fig.add_argument(
+        "--constants",
+        choices=("theory", "tuned", "both"),
+        default="both",
+        help="theory constants, constants tuned on seeds 1000+ (the packaged "
+        "jaxbandit/experiments/data/figure1_tuned.json), or both (default)",
+    )
+    fig.add_argument(
+        "--baselines",
+        action="store_true",
+        help=f"also run {_method_labels(baseline_methods())} (every registered algorithm)",
+    )
+    fig.add_argument(
+        "--tuned-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="read tuned constants from FILE instead of the packaged file",
+    )
+    fig.add_argument(
+        "--repeats",
+        type=_positive_int,
+        default=3,
+        help="timed runs per curve of the runtime panel (default 3)",
+    )
     fig.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
 
 
 def _add_tune_parser(sub) -> None:
     from jaxbandit.experiments.figure1 import MAIN_METHODS, all_methods
 
-    tune = sub.add_parser("tune-figure1", help="tune the constants figure1 --constants tuned reads",
-                          description="Grid-search each method's free constants on seeds 1000.. "
-                                      "(disjoint from the reported seeds), averaged over C in {0, 100}, "
-                                      "per noise setting, and write them with their provenance to FILE.")
-    tune.add_argument("--out", dest="tuned_out", type=Path, required=True, metavar="FILE",
-                      help="the JSON file to write (other methods' entries in an existing file are kept); "
-                           "pass it to figure1 --tuned-file")
+    tune = sub.add_parser(
+        "tune-figure1",
+        help="tune the constants figure1 --constants tuned reads",
+        description="Grid-search each method's free constants on seeds 1000.. "
+        "(disjoint from the reported seeds), averaged over C in {0, 100}, "
+        "per noise setting, and write them with their provenance to FILE.",
+    )
+    tune.add_argument(
+        "--out",
+        dest="tuned_out",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the JSON file to write (other methods' entries in an existing file are kept); "
+        "pass it to figure1 --tuned-file",
+    )
     tune.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T (default 5000)")
-    tune.add_argument("--seeds", type=_positive_int, default=10,
-                      help="tuning seeds 1000..1000+N-1 (default 10)")
-    tune.add_argument("--methods", default=None, metavar="M1,M2",
-                      help=f"comma-separated methods among {','.join(all_methods())} (default: "
-                           f"{','.join(MAIN_METHODS)}, plus the others with --baselines)")
+    tune.add_argument(
+        "--seeds", type=_positive_int, default=10, help="tuning seeds 1000..1000+N-1 (default 10)"
+    )
+    tune.add_argument(
+        "--methods",
+        default=None,
+        metavar="M1,M2",
+        help=f"comma-separated methods among {','.join(all_methods())} (default: "
+        f"{','.join(MAIN_METHODS)}, plus the others with --baselines)",
+    )
     tune.add_argument("--baselines", action="store_true", help="also tune every other registered algorithm")
     tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
 
@@ -130,8 +175,10 @@ def load_result(file: Path):
     npz = file if file.suffix == ".npz" else file.with_suffix(".npz")
     if not npz.is_file():
         also = f" (looked for {npz})" if npz != file else ""
-        raise ValueError(f"FILE={str(file)!r} does not exist{also}: give a result written by "
-                         "SweepResult.save (a .npz with its .json)")
+        raise ValueError(
+            f"FILE={str(file)!r} does not exist{also}: give a result written by "
+            "SweepResult.save (a .npz with its .json)"
+        )
     if not zipfile.is_zipfile(npz):
         raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result: {npz} is not a .npz archive")
     try:
@@ -159,8 +206,9 @@ def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
         raise ValueError(f"--out={str(out)!r} is invalid: it must end in .png or be a directory")
     horizon = result.meta.get("horizon", int(result.coords["round"][-1]))
     seeds = len(result.coords["seed"])
-    fig = plot_panels(result, loglog=loglog,
-                      title=f"{file.name}: T={horizon}, mean ± s.e. over {seeds} seed(s)")
+    fig = plot_panels(
+        result, loglog=loglog, title=f"{file.name}: T={horizon}, mean ± s.e. over {seeds} seed(s)"
+    )
     save_figure(fig, out)
     _pyplot().close(fig)
     print(f"wrote {out}")
@@ -182,9 +230,17 @@ def main(argv=None) -> int:
         elif args.command == "figure1":
             from jaxbandit.experiments import figure1
 
-            figure1.run(args.horizon, args.seeds, args.out, constants=args.constants,
-                        baselines=args.baselines, tuned_file=args.tuned_file, repeats=args.repeats,
-                        progress=args.progress, command=command)
+            figure1.run(
+                args.horizon,
+                args.seeds,
+                args.out,
+                constants=args.constants,
+                baselines=args.baselines,
+                tuned_file=args.tuned_file,
+                repeats=args.repeats,
+                progress=args.progress,
+                command=command,
+            )
         elif args.command == "tune-figure1":
             from jaxbandit.experiments import figure1
 
@@ -192,8 +248,14 @@ def main(argv=None) -> int:
                 methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
             else:
                 methods = figure1.MAIN_METHODS + (figure1.baseline_methods() if args.baselines else ())
-            figure1.tune(args.horizon, args.seeds, methods_to_tune=methods, out=args.tuned_out,
-                         progress=args.progress, command=command)
+            figure1.tune(
+                args.horizon,
+                args.seeds,
+                methods_to_tune=methods,
+                out=args.tuned_out,
+                progress=args.progress,
+                command=command,
+            )
         return 0
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -1,5 +1,6 @@
 """Write quickstart.ipynb and figure1.ipynb (no outputs stored). Edit the cells here, then run
 ``python notebooks/make_notebooks.py``; tests/test_notebooks.py checks that the files match."""
+
 from __future__ import annotations
 
 import sys
@@ -82,12 +83,15 @@ def build(cells):
     """The notebook; cell ids are fixed so that regenerating it changes nothing."""
     for i, cell in enumerate(cells):
         cell["id"] = f"cell-{i:02d}"
-    nb = new_notebook(cells=cells, metadata={
-        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
-        "language_info": {"name": "python"},
-        "colab": {"provenance": []},
-        "accelerator": "GPU",
-    })
+    nb = new_notebook(
+        cells=cells,
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "language_info": {"name": "python"},
+            "colab": {"provenance": []},
+            "accelerator": "GPU",
+        },
+    )
     nbformat.validate(nb)
     return nb
 
@@ -119,7 +123,7 @@ def code(text):
 # ---- quickstart ---------------------------------------------------------------------------------
 
 QUICKSTART = [
-    md(r'''
+    md(r"""
 # jaxbandit quickstart
 
 Linear contextual bandits under adversarial corruption and heavy-tailed noise, in JAX. This notebook
@@ -128,21 +132,24 @@ unit contexts, Student-t(3) noise, the flip adversary with budget C — first on
 sweep over C and seeds, and plots the result.
 
 The first cell installs jaxbandit (from this checkout, or from `REPO_URL` in Colab).
-'''),
+"""),
     code(INSTALL),
-    code(SETUP_HEAD + r'''
+    code(
+        SETUP_HEAD
+        + r"""
 HORIZON = env_int("JAXBANDIT_NOTEBOOK_HORIZON", 2000)   # T
 SEEDS = env_int("JAXBANDIT_NOTEBOOK_SEEDS", 10)          # independent runs per setting
 OUT = pathlib.Path(os.environ.get("JAXBANDIT_NOTEBOOK_OUT", "out/notebooks"))
-print(f"T = {HORIZON}, {SEEDS} seeds, results in {OUT}")'''),
-    md(r'''
+print(f"T = {HORIZON}, {SEEDS} seeds, results in {OUT}")"""
+    ),
+    md(r"""
 ## 1. One run
 
 An algorithm and an environment are NamedTuples of pure functions; `jb.simulate` runs T rounds under
 `lax.scan` and is `jit`- and `vmap`-able. CR-Hvt-UCB here uses the theory constants and is told the
 corruption budget C = 100.
-'''),
-    code(r'''
+"""),
+    code(r"""
 T, d, K = HORIZON, 10, 20
 alg = jb.cr_hvt_ucb(T, d, eps=1.0, nu=3 ** 0.5, corruption=100.0)
 env = jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(budget=100.0))
@@ -150,8 +157,8 @@ env = jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corrupti
 run = jax.jit(lambda key: jb.simulate(alg, env, key, horizon=T))
 out = run(jax.random.key(0))
 print(f"cumulative regret after {T} rounds: {float(out.regret.sum()):.1f}")
-print(f"corruption spent: {float(jnp.abs(out.corruption).sum()):.1f} (budget 100)")'''),
-    md(r'''
+print(f"corruption spent: {float(jnp.abs(out.corruption).sum()):.1f} (budget 100)")"""),
+    md(r"""
 ## 2. A sweep over the corruption budget C
 
 `jb.sweep` runs every (grid point × seed) in one compiled, vmapped call. The factories receive the grid
@@ -159,8 +166,8 @@ values as traced scalars, so a new grid of the same size does not recompile. Two
 the theory radius (`beta_scale = 1`, enormous: the algorithm keeps exploring) and `beta_scale = 1e-4`,
 the demo's scale, which was chosen on seeds 1000–1007 — not the seeds shown here (`jb.tune` does such
 a choice; `figure1.ipynb` shows the tuned constants of the paper's Figure 1 and where they come from).
-'''),
-    code(r'''
+"""),
+    code(r"""
 def make_alg(p):
     return jb.cr_hvt_ucb(T, d, eps=1.0, nu=3 ** 0.5, corruption=p["C"], beta_scale=p["beta_scale"])
 
@@ -173,42 +180,42 @@ grid = {"C": [0.0, 10.0, 30.0, 100.0, 300.0], "beta_scale": [1.0, 1e-4]}
 start = time.perf_counter()
 res = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=SEEDS, record=("log", 60))
 print(f"{res.final_regret.size} runs in {time.perf_counter() - start:.1f} s (compilation included)")
-print(res.dims, res.cumulative_regret.shape)'''),
-    md(r'''
+print(res.dims, res.cumulative_regret.shape)"""),
+    md(r"""
 ## 3. Plots
 
 Left: cumulative regret against t on log–log axes (mean ± one standard error over seeds), tuned scale.
 Right: final regret against C — the robustness frontier — for both scales.
-'''),
-    code(r'''
+"""),
+    code(r"""
 fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
 jb.plots.plot_regret_curves(res.sel(beta_scale=1e-4), ax=left, loglog=True,
                             title="CR-Hvt-UCB, beta_scale = 1e-4")
 jb.plots.plot_final_vs(res, "C", ax=right, logx=True, title="final regret against C")
 fig.tight_layout()
-plt.show()'''),
-    md(r'''
+plt.show()"""),
+    md(r"""
 The slope of log(mean cumulative regret) against log t over the second half of the rounds: about 1 for
 linear regret, clearly below 1 for sublinear growth.
-'''),
-    code(r'''
+"""),
+    code(r"""
 slopes = jb.loglog_slope(res)                  # [C, beta_scale]
 _, mean, se = jb.analysis.final_regret_table(res)
 print(f"{'C':>6} {'beta_scale':>11} {'final regret':>16} {'log-log slope':>14}")
 for i, C in enumerate(res.coords["C"]):
     for j, b in enumerate(res.coords["beta_scale"]):
-        print(f"{C:6g} {b:11g} {mean[i, j]:9.1f} ± {se[i, j]:4.1f} {slopes[i, j]:14.2f}")'''),
-    md(r'''
+        print(f"{C:6g} {b:11g} {mean[i, j]:9.1f} ± {se[i, j]:4.1f} {slopes[i, j]:14.2f}")"""),
+    md(r"""
 ## 4. Save, load, redraw
 
 Results are an `.npz` (arrays) plus a `.json` (axes, settings). Plotting never re-runs anything: from a
 shell, `python -m jaxbandit plot FILE [--loglog]` redraws any saved result.
-'''),
-    code(r'''
+"""),
+    code(r"""
 path = res.save(OUT / "quickstart.npz")
 again = jb.SweepResult.load(path)
 assert again.dims == res.dims and np.array_equal(again.cumulative_regret, res.cumulative_regret)
-print(f"saved {path}; redraw with:  python -m jaxbandit plot {path} --loglog")'''),
+print(f"saved {path}; redraw with:  python -m jaxbandit plot {path} --loglog")"""),
 ]
 
 # ---- figure 1 -----------------------------------------------------------------------------------
@@ -233,7 +240,9 @@ with constants **tuned on seeds 1000–1009**, disjoint from the reported seeds 
 `python -m jaxbandit figure1` — and returns the curves, the runtimes and a summary.
 """),
     code(INSTALL),
-    code(SETUP_HEAD + r"""
+    code(
+        SETUP_HEAD
+        + r"""
 from jaxbandit import figure1
 
 HORIZON = env_int("JAXBANDIT_NOTEBOOK_HORIZON", 5000)    # T = 5000 in the paper
@@ -241,7 +250,8 @@ SEEDS = env_int("JAXBANDIT_NOTEBOOK_SEEDS", 10)           # 10 runs in the paper
 OUT = pathlib.Path(os.environ.get("JAXBANDIT_NOTEBOOK_OUT", "out/notebooks")) / "figure1"
 BASELINES = os.environ.get("JAXBANDIT_NOTEBOOK_BASELINES", "0") == "1"   # every other registered algorithm
 print("baselines:", ", ".join(jb.registry.algorithm(m).label for m in figure1.baseline_methods()))
-print(f"T = {HORIZON}, reported seeds 0..{SEEDS - 1}, baselines: {BASELINES}, results in {OUT}")"""),
+print(f"T = {HORIZON}, reported seeds 0..{SEEDS - 1}, baselines: {BASELINES}, results in {OUT}")"""
+    ),
     md(r"""
 ## The tuned constants and where they come from
 

@@ -5,24 +5,24 @@ round, and the robust regressions are solved by SciPy (an unconstrained trust-re
 if the solution leaves the ball, Brent's method on the KKT multiplier μ of ‖θ‖ ≤ S). The arm-choice tie
 rule and the flip adversary are those of ``tests/reference.py``.
 """
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
-from scipy.optimize import brentq, minimize
-
 from reference import flip_corruption, lowest_argmax
-
+from scipy.optimize import brentq, minimize
 
 # --------------------------------------------------------------------------------------------------
 # OFUL and CW-OFUL
 # --------------------------------------------------------------------------------------------------
 
+
 def cw_oful(theta_star, contexts, noise, *, lam, beta, alpha, budget=0.0):
     """CW-OFUL, Algorithm 1 of He et al. (2022): Σ = λI + Σ w xxᵀ, θ = Σ⁻¹b, UCB with radius β,
     w_t = min{1, α/‖X_t‖_{Σ⁻¹}} from the Σ before the update. ``alpha=inf`` is OFUL."""
-    T, K, d = contexts.shape
+    T, _K, d = contexts.shape
     Sigma = lam * np.eye(d)
     b = np.zeros(d)
     spent = 0.0
@@ -45,23 +45,52 @@ def cw_oful(theta_star, contexts, noise, *, lam, beta, alpha, budget=0.0):
     return actions, regrets
 
 
-def oful(theta_star, contexts, noise, *, lam=1.0, beta=None, beta_scale=1.0, S=1.0, L=1.0, R=1.0,
-         delta=None, budget=0.0):
+def oful(
+    theta_star,
+    contexts,
+    noise,
+    *,
+    lam=1.0,
+    beta=None,
+    beta_scale=1.0,
+    S=1.0,
+    L=1.0,
+    R=1.0,
+    delta=None,
+    budget=0.0,
+):
     """OFUL (Abbasi-Yadkori et al. 2011) with β_t = R√(d log((1 + tL²/λ)/δ)) + √λS after t rounds."""
     T, _, d = contexts.shape
     delta = 1.0 / T if delta is None else delta
     if beta is None:
+
         def radius(t):
-            return beta_scale * (R * math.sqrt(d * math.log((1 + t * L * L / lam) / delta))
-                                 + math.sqrt(lam) * S)
+            return beta_scale * (
+                R * math.sqrt(d * math.log((1 + t * L * L / lam) / delta)) + math.sqrt(lam) * S
+            )
     else:
+
         def radius(t):
             return beta_scale * beta
+
     return cw_oful(theta_star, contexts, noise, lam=lam, beta=radius, alpha=math.inf, budget=budget)
 
 
-def cw_oful_theory(theta_star, contexts, noise, *, C, known=True, lam=1.0, S=1.0, L=1.0, R=1.0,
-                   delta=None, beta_scale=1.0, budget=0.0):
+def cw_oful_theory(
+    theta_star,
+    contexts,
+    noise,
+    *,
+    C,
+    known=True,
+    lam=1.0,
+    S=1.0,
+    L=1.0,
+    R=1.0,
+    delta=None,
+    beta_scale=1.0,
+    budget=0.0,
+):
     """CW-OFUL with Theorem 4.2 (known C) or Theorem 4.9 (estimate C̄; None: √T) constants."""
     T, _, d = contexts.shape
     delta = 1.0 / T if delta is None else delta
@@ -72,22 +101,22 @@ def cw_oful_theory(theta_star, contexts, noise, *, C, known=True, lam=1.0, S=1.0
         beta = R * log_term + (alpha * C if C > 0 else 0.0) + math.sqrt(lam) * S
     else:
         beta = 2 * R * log_term + 2 * math.sqrt(lam) * S
-    return cw_oful(theta_star, contexts, noise, lam=lam, beta=beta_scale * beta, alpha=alpha,
-                   budget=budget)
+    return cw_oful(theta_star, contexts, noise, lam=lam, beta=beta_scale * beta, alpha=alpha, budget=budget)
 
 
 # --------------------------------------------------------------------------------------------------
 # Robust regressions
 # --------------------------------------------------------------------------------------------------
 
+
 def loss_terms(z, tau, kind):
     """(ρ, ρ', ρ'') of the Huber loss or of the pseudo-Huber loss τ²(√(1 + (z/τ)²) − 1)."""
     if kind == "huber":
         inside = np.abs(z) <= tau
-        rho = np.where(inside, 0.5 * z ** 2, tau * np.abs(z) - 0.5 * tau ** 2)
+        rho = np.where(inside, 0.5 * z**2, tau * np.abs(z) - 0.5 * tau**2)
         return rho, np.clip(z, -tau, tau), inside.astype(float)
-    q = np.sqrt(tau ** 2 + z ** 2)
-    return tau * z ** 2 / (q + tau), tau * z / q, tau ** 3 / q ** 3     # τ(q − τ) without cancellation
+    q = np.sqrt(tau**2 + z**2)
+    return tau * z**2 / (q + tau), tau * z / q, tau**3 / q**3  # τ(q − τ) without cancellation
 
 
 def robust_objective(theta, X, r, sigma, tau, reg, kind):
@@ -96,16 +125,22 @@ def robust_objective(theta, X, r, sigma, tau, reg, kind):
     rho, d1, d2 = loss_terms(z, tau, kind)
     f = 0.5 * reg * theta @ theta + rho.sum()
     g = reg * theta - X.T @ (d1 / sigma)
-    H = reg * np.eye(theta.size) + (X * (d2 / sigma ** 2)[:, None]).T @ X
+    H = reg * np.eye(theta.size) + (X * (d2 / sigma**2)[:, None]).T @ X
     return f, g, H
 
 
 def _fit_free(X, r, sigma, tau, reg, kind, x0):
     """The unconstrained minimiser: SciPy's trust-region Newton, then plain Newton steps to polish
     (the trust region stalls once objective differences reach rounding)."""
-    fun = lambda th: robust_objective(th, X, r, sigma, tau, reg, kind)  # noqa: E731
-    res = minimize(lambda th: fun(th)[0], x0, jac=lambda th: fun(th)[1], hess=lambda th: fun(th)[2],
-                   method="trust-exact", options={"gtol": 1e-12, "maxiter": 2000})
+    fun = lambda th: robust_objective(th, X, r, sigma, tau, reg, kind)
+    res = minimize(
+        lambda th: fun(th)[0],
+        x0,
+        jac=lambda th: fun(th)[1],
+        hess=lambda th: fun(th)[2],
+        method="trust-exact",
+        options={"gtol": 1e-12, "maxiter": 2000},
+    )
     theta = res.x
     for _ in range(20):
         f, g, H = fun(theta)
@@ -145,8 +180,8 @@ def robust_fit(X, r, sigma, tau, reg, S, kind, x0=None):
 # Heavy-OFUL and GAdaOFUL
 # --------------------------------------------------------------------------------------------------
 
-def _robust_ucb(theta_star, contexts, noise, *, lam, reg, S, kind, beta, sigma_fn, tau_fn, nus,
-                budget):
+
+def _robust_ucb(theta_star, contexts, noise, *, lam, reg, S, kind, beta, sigma_fn, tau_fn, nus, budget):
     """The loop both robust baselines share: UCB with H⁻¹; σ_t, τ_t from H_{t−1}; refit over rounds
     1..t; H_t = H_{t−1} + X_tX_tᵀ/σ_t²."""
     T, _, d = contexts.shape
@@ -170,49 +205,95 @@ def _robust_ucb(theta_star, contexts, noise, *, lam, reg, S, kind, beta, sigma_f
         sigma = sigma_fn(nus[t - 1], x_norm)
         w = x_norm / sigma
         Xs.append(x), rs.append(r), sig.append(sigma), taus.append(tau_fn(w, t))
-        theta = robust_fit(np.array(Xs), np.array(rs), np.array(sig), np.array(taus), reg, S, kind,
-                           x0=theta)
-        H = H + np.outer(x, x) / sigma ** 2
+        theta = robust_fit(np.array(Xs), np.array(rs), np.array(sig), np.array(taus), reg, S, kind, x0=theta)
+        H = H + np.outer(x, x) / sigma**2
     return actions, regrets
 
 
-def heavy_oful(theta_star, contexts, noise, *, eps, nu, S=1.0, L=1.0, lam=None, delta=None,
-               sigma_min=None, beta=None, beta_scale=1.0, nus=None, budget=0.0):
+def heavy_oful(
+    theta_star,
+    contexts,
+    noise,
+    *,
+    eps,
+    nu,
+    S=1.0,
+    L=1.0,
+    lam=None,
+    delta=None,
+    sigma_min=None,
+    beta=None,
+    beta_scale=1.0,
+    nus=None,
+    budget=0.0,
+):
     """Heavy-OFUL (Huang et al. 2023) with the constants of the authors' experiment script:
     c₀ = 1/√(23 log(2T²/δ)), c₁ = (log 3T)^{(1−ε)/(1+ε)}/(48 log(2T²/δ)^{2/(1+ε)}),
     κ = d log(1 + TL²/(dλσ_min²)), τ₀ = √(2κ)(log 3T)^e/log(2T²/δ)^{1/(1+ε)}, e = (1−ε)/(2(1+ε)),
     σ_t = max{ν_t, σ_min, ‖X‖/c₀, √‖X‖/(2c₁κ)^{1/4}}, τ_t = τ₀√(1+w²)/w t^e,
     β_t = 3√λS + 24 t^e √(2κ)(log 3T)^e log(2T²/δ)^{ε/(1+ε)} (0⁰ = 1), Huber loss, (λ/2)‖θ‖²."""
     T, _, d = contexts.shape
-    lam = d / S ** 2 if lam is None else lam
+    lam = d / S**2 if lam is None else lam
     delta = 1.0 / T if delta is None else delta
     sigma_min = 1 / math.sqrt(T) if sigma_min is None else sigma_min
     e = (1 - eps) / (2 * (1 + eps))
     lg = math.log(2 * T * T / delta)
     c0 = 1 / math.sqrt(23 * lg)
     c1 = math.log(3 * T) ** ((1 - eps) / (1 + eps)) / (48 * lg ** (2 / (1 + eps)))
-    kappa = d * math.log(1 + T * L * L / (d * lam * sigma_min ** 2))
+    kappa = d * math.log(1 + T * L * L / (d * lam * sigma_min**2))
     tau0 = math.sqrt(2 * kappa) * math.log(3 * T) ** e / lg ** (1 / (1 + eps))
     nus = np.full(T, nu) if nus is None else nus
 
     def radius(t):
         if beta is not None:
             return beta_scale * beta
-        return beta_scale * (3 * math.sqrt(lam) * S + 24 * (t ** e if t > 0 else 1.0) * math.sqrt(2 * kappa)
-                             * math.log(3 * T) ** e * lg ** (eps / (1 + eps)))
+        return beta_scale * (
+            3 * math.sqrt(lam) * S
+            + 24
+            * (t**e if t > 0 else 1.0)
+            * math.sqrt(2 * kappa)
+            * math.log(3 * T) ** e
+            * lg ** (eps / (1 + eps))
+        )
 
     def sigma_fn(nu_t, x_norm):
         return max(nu_t, sigma_min, x_norm / c0, math.sqrt(x_norm) / (2 * c1 * kappa) ** 0.25)
 
     def tau_fn(w, t):
-        return tau0 * math.sqrt(1 + w * w) / w * t ** e
+        return tau0 * math.sqrt(1 + w * w) / w * t**e
 
-    return _robust_ucb(theta_star, contexts, noise, lam=lam, reg=lam, S=S, kind="huber", beta=radius,
-                       sigma_fn=sigma_fn, tau_fn=tau_fn, nus=nus, budget=budget)
+    return _robust_ucb(
+        theta_star,
+        contexts,
+        noise,
+        lam=lam,
+        reg=lam,
+        S=S,
+        kind="huber",
+        beta=radius,
+        sigma_fn=sigma_fn,
+        tau_fn=tau_fn,
+        nus=nus,
+        budget=budget,
+    )
 
 
-def gadaoful(theta_star, contexts, noise, *, nu, C, constants="public", S=1.0, L=1.0, beta=None,
-             beta_scale=1.0, nus=None, budget=0.0, **overrides):
+def gadaoful(
+    theta_star,
+    contexts,
+    noise,
+    *,
+    nu,
+    C,
+    constants="public",
+    S=1.0,
+    L=1.0,
+    beta=None,
+    beta_scale=1.0,
+    nus=None,
+    budget=0.0,
+    **overrides,
+):
     """GAdaOFUL (Yu et al.) for the identity link, pseudo-Huber loss, (λk/2)‖θ‖², ‖θ‖ ≤ S,
     σ_t = max{ν_t, σ_min, ‖X‖/m₀, α_C√‖X‖}, τ_t = τ₀√(1+w²)/w, H_t = H_{t−1} + XXᵀ/σ_t², with
     m₁ = 1/(42 log(2T²/δ)), κ = d log(1 + TL²/(dλσ_min²)), α_C = max(√K/(m₁d)^{1/4}, √C κ^{−1/4}).
@@ -223,7 +304,7 @@ def gadaoful(theta_star, contexts, noise, *, nu, C, constants="public", S=1.0, L
     if constants == "public":
         p = dict(lam=0.1, k=1 / 6, K=0.25, delta=0.001, tau0=1.0, m0=1.0)
     else:
-        p = dict(lam=d / S ** 2, k=1.0, K=1.0, delta=1.0 / T)
+        p = dict(lam=d / S**2, k=1.0, K=1.0, delta=1.0 / T)
     p["sigma_min"] = 1 / math.sqrt(T)
     p.update(overrides)
     lam, k, delta = p["lam"], p["k"], p["delta"]
@@ -233,8 +314,7 @@ def gadaoful(theta_star, contexts, noise, *, nu, C, constants="public", S=1.0, L
     if constants == "theory":
         p.setdefault("tau0", max(math.sqrt(2 * kappa), 2 * math.sqrt(d)) / math.sqrt(lg))
         p.setdefault("m0", 1 / (6 * math.sqrt(3 * lg)))
-    alpha_c = p.get("alpha_c", max(math.sqrt(p["K"]) / (m1 ** 0.25 * d ** 0.25),
-                                   math.sqrt(C) * kappa ** -0.25))
+    alpha_c = p.get("alpha_c", max(math.sqrt(p["K"]) / (m1**0.25 * d**0.25), math.sqrt(C) * kappa**-0.25))
     nus = np.full(T, nu) if nus is None else nus
 
     def radius(t):
@@ -244,8 +324,11 @@ def gadaoful(theta_star, contexts, noise, *, nu, C, constants="public", S=1.0, L
             return beta_scale * 1.0
         t = max(t, 1)
         l2 = math.log(2 * t * t / delta)
-        return beta_scale * ((64 / k) * (2 * math.sqrt(kappa * l2) + math.sqrt(d * l2))
-                             + 5 * math.sqrt(lam) * S + 4 * math.sqrt(kappa) / k)
+        return beta_scale * (
+            (64 / k) * (2 * math.sqrt(kappa * l2) + math.sqrt(d * l2))
+            + 5 * math.sqrt(lam) * S
+            + 4 * math.sqrt(kappa) / k
+        )
 
     def sigma_fn(nu_t, x_norm):
         return max(nu_t, p["sigma_min"], x_norm / p["m0"], alpha_c * math.sqrt(x_norm))
@@ -253,5 +336,17 @@ def gadaoful(theta_star, contexts, noise, *, nu, C, constants="public", S=1.0, L
     def tau_fn(w, t):
         return p["tau0"] * math.sqrt(1 + w * w) / w
 
-    return _robust_ucb(theta_star, contexts, noise, lam=lam, reg=lam * k, S=S, kind="pseudo_huber",
-                       beta=radius, sigma_fn=sigma_fn, tau_fn=tau_fn, nus=nus, budget=budget)
+    return _robust_ucb(
+        theta_star,
+        contexts,
+        noise,
+        lam=lam,
+        reg=lam * k,
+        S=S,
+        kind="pseudo_huber",
+        beta=radius,
+        sigma_fn=sigma_fn,
+        tau_fn=tau_fn,
+        nus=nus,
+        budget=budget,
+    )

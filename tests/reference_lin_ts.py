@@ -4,6 +4,7 @@ It shares no code with ``jaxbandit``: the Gram matrix B is kept explicitly, μ̂
 round, and the Gaussian draws z_t `[T, d]` are given, mapped to μ̃_t = μ̂_t + v·L_t z_t with L_t the lower
 Cholesky factor of B_t⁻¹ (the convention of ``jaxbandit.agents.lin_ts``).
 """
+
 from __future__ import annotations
 
 import math

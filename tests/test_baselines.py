@@ -5,17 +5,18 @@ jitted runner per (algorithm, code path) whose numeric hyperparameters and strea
 arguments: the comparisons therefore also check that every numeric hyperparameter traces, and the
 trace counters check that new values do not recompile.
 """
+
 import functools
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import reference_baselines as ref
+from conftest import random_stream
 from scipy.optimize import minimize
 
 import jaxbandit as jb
-import reference_baselines as ref
-from conftest import random_stream
 from jaxbandit.agents import robust_regression as rr
 
 K, D = 20, 10
@@ -27,8 +28,7 @@ def _count(name):
 
 
 def _replay(th, X, eta, budget, nus=None):
-    return jb.envs.replay(theta_star=th, contexts=X, noise=eta, corruption=jb.corruption.flip(budget),
-                          nu=nus)
+    return jb.envs.replay(theta_star=th, contexts=X, noise=eta, corruption=jb.corruption.flip(budget), nu=nus)
 
 
 def _run(alg, th, X, eta, budget, nus=None):
@@ -37,6 +37,7 @@ def _run(alg, th, X, eta, budget, nus=None):
 
 
 # One runner per code path; everything numeric is a traced argument.
+
 
 @functools.partial(jax.jit, static_argnames="T")
 def oful_theory(th, X, eta, budget, lam, S, L, R, delta, beta_scale, *, T):
@@ -102,18 +103,22 @@ def _stream(seed, T, noise="t3", norm=1.0):
 T_RIDGE = 400
 
 
-@pytest.mark.parametrize("kw", [
-    dict(lam=1.0, S=1.0, L=1.0, R=1.0, delta=None, beta_scale=1.0, budget=0.0),
-    dict(lam=2.0, S=1.5, L=1.0, R=0.5, delta=0.05, beta_scale=1.0, budget=30.0),
-    dict(lam=0.5, S=1.0, L=2.0, R=1.0, delta=0.01, beta_scale=0.3, budget=100.0),
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(lam=1.0, S=1.0, L=1.0, R=1.0, delta=None, beta_scale=1.0, budget=0.0),
+        dict(lam=2.0, S=1.5, L=1.0, R=0.5, delta=0.05, beta_scale=1.0, budget=30.0),
+        dict(lam=0.5, S=1.0, L=2.0, R=1.0, delta=0.01, beta_scale=0.3, budget=100.0),
+    ],
+)
 def test_oful_theory_radius_matches_reference(x64, kw):
     th, X, eta = _stream(21, T_RIDGE)
     kw = dict(kw)
     budget = kw.pop("budget")
     delta = 1.0 / T_RIDGE if kw["delta"] is None else kw["delta"]
-    got = oful_theory(th, X, eta, budget, kw["lam"], kw["S"], kw["L"], kw["R"], delta, kw["beta_scale"],
-                      T=T_RIDGE)
+    got = oful_theory(
+        th, X, eta, budget, kw["lam"], kw["S"], kw["L"], kw["R"], delta, kw["beta_scale"], T=T_RIDGE
+    )
     _check(got, ref.oful(th, X, eta, budget=budget, **kw))
 
 
@@ -130,29 +135,37 @@ def test_oful_constant_radius_matches_reference(x64, lam, beta, budget):
     _check(got, ref.cw_oful(th, X, eta, lam=lam, beta=beta, alpha=np.inf, budget=budget))
 
 
-@pytest.mark.parametrize("lam, beta, alpha, budget, noise", [
-    (1.0, 1.5, 0.2, 50.0, "t3"),          # the public CW-OFUL notebook's constants
-    (0.5, 1.0, 0.05, 100.0, "t3"),
-    (2.0, 0.7, 1.0, 20.0, "gauss"),
-    (1.0, 1.5, np.inf, 50.0, "t3"),       # α = ∞: every weight 1, OFUL
-])
+@pytest.mark.parametrize(
+    "lam, beta, alpha, budget, noise",
+    [
+        (1.0, 1.5, 0.2, 50.0, "t3"),  # the public CW-OFUL notebook's constants
+        (0.5, 1.0, 0.05, 100.0, "t3"),
+        (2.0, 0.7, 1.0, 20.0, "gauss"),
+        (1.0, 1.5, np.inf, 50.0, "t3"),  # α = ∞: every weight 1, OFUL
+    ],
+)
 def test_cw_oful_constants_match_reference(x64, lam, beta, alpha, budget, noise):
     th, X, eta = _stream(24, T_RIDGE, noise)
     got = cw_const(th, X, eta, budget, lam, beta, alpha, T=T_RIDGE)
     _check(got, ref.cw_oful(th, X, eta, lam=lam, beta=beta, alpha=alpha, budget=budget))
 
 
-@pytest.mark.parametrize("C, budget, known, R, lam, beta_scale", [
-    (50.0, 50.0, True, 1.0, 1.0, 1.0),     # Theorem 4.2, C known
-    (0.0, 0.0, True, 1.0, 1.0, 1.0),       # C = 0: α = ∞, OFUL with a constant radius
-    (100.0, 40.0, False, 0.5, 4.0, 0.5),   # Theorem 4.9, C̄ ≥ C
-    (10.0, 40.0, False, 1.0, 1.0, 1.0),    # C̄ < C
-])
+@pytest.mark.parametrize(
+    "C, budget, known, R, lam, beta_scale",
+    [
+        (50.0, 50.0, True, 1.0, 1.0, 1.0),  # Theorem 4.2, C known
+        (0.0, 0.0, True, 1.0, 1.0, 1.0),  # C = 0: α = ∞, OFUL with a constant radius
+        (100.0, 40.0, False, 0.5, 4.0, 0.5),  # Theorem 4.9, C̄ ≥ C
+        (10.0, 40.0, False, 1.0, 1.0, 1.0),  # C̄ < C
+    ],
+)
 def test_cw_oful_theory_constants_match_reference(x64, C, budget, known, R, lam, beta_scale):
     th, X, eta = _stream(25, T_RIDGE)
     got = cw_theory(th, X, eta, budget, C, R, lam, beta_scale, T=T_RIDGE, known=known)
-    _check(got, ref.cw_oful_theory(th, X, eta, C=C, known=known, R=R, lam=lam, beta_scale=beta_scale,
-                                   budget=budget))
+    _check(
+        got,
+        ref.cw_oful_theory(th, X, eta, C=C, known=known, R=R, lam=lam, beta_scale=beta_scale, budget=budget),
+    )
 
 
 def test_cw_oful_unknown_corruption_defaults_to_sqrt_T(x64):
@@ -168,14 +181,16 @@ def test_cw_oful_weights_use_the_gram_matrix_before_the_update(x64):
     alg = jb.cw_oful(50, D, lam=lam, beta=1.0, alpha=alpha)
     state = alg.update(alg.init(), x, jnp.asarray(1.7), jnp.nan)
     w = min(1.0, alpha * np.sqrt(lam) / 1.0)
-    np.testing.assert_allclose(np.linalg.inv(np.asarray(state.Sigma_inv)),
-                               lam * np.eye(D) + w * np.outer(x, x), atol=1e-12)
+    np.testing.assert_allclose(
+        np.linalg.inv(np.asarray(state.Sigma_inv)), lam * np.eye(D) + w * np.outer(x, x), atol=1e-12
+    )
     np.testing.assert_allclose(np.asarray(state.b), w * 1.7 * np.asarray(x), atol=1e-15)
 
 
 # ------------------------------------------------------------------------------------------------
 # The refit: against a SciPy solve of the constrained problem, in float64
 # ------------------------------------------------------------------------------------------------
+
 
 def _problem(seed, n, d=6, rows=400, junk=True):
     rng = np.random.default_rng(seed)
@@ -188,11 +203,14 @@ def _problem(seed, n, d=6, rows=400, junk=True):
     tau = rng.uniform(0.3, 3.0, size=n)
     N = rr.buffer_rows(rows)
     fill = (lambda shape: rng.normal(size=shape) * 50.0) if junk else np.zeros
-    pad = lambda a, shape: np.concatenate([a, fill((N - n,) + shape[1:])])  # noqa: E731
-    hist = rr.History(X=jnp.asarray(pad(X, (n, d))), r=jnp.asarray(pad(r, (n,))),
-                      sigma=jnp.asarray(np.concatenate([sigma, np.ones(N - n)])),
-                      tau=jnp.asarray(np.concatenate([tau, np.ones(N - n)])),
-                      count=jnp.asarray(n, jnp.int32))
+    pad = lambda a, shape: np.concatenate([a, fill((N - n,) + shape[1:])])
+    hist = rr.History(
+        X=jnp.asarray(pad(X, (n, d))),
+        r=jnp.asarray(pad(r, (n,))),
+        sigma=jnp.asarray(np.concatenate([sigma, np.ones(N - n)])),
+        tau=jnp.asarray(np.concatenate([tau, np.ones(N - n)])),
+        filled=jnp.asarray(n, jnp.int32),
+    )
     return X, r, sigma, tau, hist
 
 
@@ -203,12 +221,14 @@ def _refit(theta0, hist, reg, radius, *, kind):
 
 
 @pytest.mark.parametrize("kind", ["huber", "pseudo_huber"])
-@pytest.mark.parametrize("n, S, reg", [(1, 1.0, 0.1), (7, 1.0, 0.1), (60, 1.0, 1.0), (300, 0.5, 0.05),
-                                       (300, 5.0, 0.05), (257, 1.0, 1e-3)])
+@pytest.mark.parametrize(
+    "n, S, reg",
+    [(1, 1.0, 0.1), (7, 1.0, 0.1), (60, 1.0, 1.0), (300, 0.5, 0.05), (300, 5.0, 0.05), (257, 1.0, 1e-3)],
+)
 def test_refit_matches_scipy_constrained_solve(x64, kind, n, S, reg):
     X, r, sigma, tau, hist = _problem(7 * n + int(10 * S) + (kind == "huber"), n)
     exact = ref.robust_fit(X, r, sigma, tau, reg, S, kind)
-    for theta0 in (np.zeros(6), np.full(6, 0.3)):      # the warm start does not matter
+    for theta0 in (np.zeros(6), np.full(6, 0.3)):  # the warm start does not matter
         fit = _refit(jnp.asarray(theta0), hist, reg, S, kind=kind)
         assert int(fit.iters) < 50
         np.testing.assert_allclose(np.asarray(fit.theta), exact, rtol=0, atol=1e-9)
@@ -218,10 +238,14 @@ def test_refit_matches_scipy_constrained_solve(x64, kind, n, S, reg):
     def fun(th):
         return ref.robust_objective(th, X, r, sigma, tau, reg, kind)[:2]
 
-    slsqp = minimize(fun, np.zeros(6), jac=True, method="SLSQP",
-                     constraints=[{"type": "ineq", "fun": lambda th: S ** 2 - th @ th,
-                                   "jac": lambda th: -2 * th}],
-                     options={"ftol": 1e-14, "maxiter": 1000})
+    slsqp = minimize(
+        fun,
+        np.zeros(6),
+        jac=True,
+        method="SLSQP",
+        constraints=[{"type": "ineq", "fun": lambda th: S**2 - th @ th, "jac": lambda th: -2 * th}],
+        options={"ftol": 1e-14, "maxiter": 1000},
+    )
     assert fun(exact)[0] <= fun(slsqp.x)[0] + 1e-9 * (1 + abs(fun(slsqp.x)[0]))
     np.testing.assert_allclose(exact, slsqp.x, atol=1e-4)
 
@@ -240,7 +264,7 @@ def test_warm_start_carried_across_rounds_is_exact(x64, kind):
     constrained minimiser of that history (against the SciPy reference), in one pass or two."""
     loss = rr.huber if kind == "huber" else rr.pseudo_huber
     X, r, sigma, tau, hist = _problem(11, 120, junk=False)
-    short = hist._replace(count=jnp.asarray(119, jnp.int32))
+    short = hist._replace(filled=jnp.asarray(119, jnp.int32))
     first = rr.refit(jnp.zeros(6), short, 0.1, 1.0, loss)
     carried = rr.add_row(first.point, X[119], r[119], sigma[119], tau[119], loss)
     z = (r - X @ np.asarray(first.point.theta)) / sigma
@@ -248,15 +272,17 @@ def test_warm_start_carried_across_rounds_is_exact(x64, kind):
     th = np.asarray(first.point.theta)
     np.testing.assert_allclose(float(carried.value), 0.05 * th @ th + rho.sum(), rtol=1e-12)
     np.testing.assert_allclose(np.asarray(carried.grad), 0.1 * th - X.T @ (d1 / sigma), atol=1e-10)
-    np.testing.assert_allclose(np.asarray(carried.hess),
-                               0.1 * np.eye(6) + (X * (d2 / sigma ** 2)[:, None]).T @ X, atol=1e-10)
+    np.testing.assert_allclose(
+        np.asarray(carried.hess), 0.1 * np.eye(6) + (X * (d2 / sigma**2)[:, None]).T @ X, atol=1e-10
+    )
     fit = rr.solve(carried, hist, 0.1, 1.0, loss)
-    np.testing.assert_allclose(np.asarray(fit.theta), ref.robust_fit(X, r, sigma, tau, 0.1, 1.0, kind),
-                               rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        np.asarray(fit.theta), ref.robust_fit(X, r, sigma, tau, 0.1, 1.0, kind), rtol=0, atol=1e-9
+    )
     assert 1 <= int(fit.passes) <= 3 and float(fit.step) <= 1e-10
     # the initial point is the objective over an empty history at θ = 0
     start = rr.initial_point(6, 0.1, jnp.float64)
-    empty = hist._replace(count=jnp.asarray(0, jnp.int32))
+    empty = hist._replace(filled=jnp.asarray(0, jnp.int32))
     for a, b in zip(start, rr.evaluate(jnp.zeros(6), empty, 0.1, loss)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
@@ -266,10 +292,12 @@ def test_refit_in_float32_is_close_to_float64(kind):
     with jax.enable_x64(True):
         X, r, sigma, tau, hist64 = _problem(5, 200, junk=False)
         exact = ref.robust_fit(X, r, sigma, tau, 0.1, 1.0, kind)
-    hist32 = rr.History(*(jnp.asarray(np.asarray(a), jnp.float32) for a in hist64[:4]),
-                        count=jnp.asarray(200, jnp.int32))
-    fit = rr.refit(jnp.zeros(6, jnp.float32), hist32, 0.1, 1.0,
-                   rr.huber if kind == "huber" else rr.pseudo_huber)
+    hist32 = rr.History(
+        *(jnp.asarray(np.asarray(a), jnp.float32) for a in hist64[:4]), filled=jnp.asarray(200, jnp.int32)
+    )
+    fit = rr.refit(
+        jnp.zeros(6, jnp.float32), hist32, 0.1, 1.0, rr.huber if kind == "huber" else rr.pseudo_huber
+    )
     assert fit.theta.dtype == jnp.float32
     np.testing.assert_allclose(np.asarray(fit.theta), exact, atol=1e-4)
 
@@ -281,10 +309,13 @@ def test_refit_in_float32_is_close_to_float64(kind):
 T_ROBUST = 200
 
 
-@pytest.mark.parametrize("eps, nu, beta_scale, noise, budget", [
-    (1.0, 3 ** 0.5, 1e-3, "t3", 20.0),
-    (0.4, 15 ** (1 / 1.4), 1e-2, "pareto", 0.0),
-])
+@pytest.mark.parametrize(
+    "eps, nu, beta_scale, noise, budget",
+    [
+        (1.0, 3**0.5, 1e-3, "t3", 20.0),
+        (0.4, 15 ** (1 / 1.4), 1e-2, "pareto", 0.0),
+    ],
+)
 def test_heavy_oful_matches_reference(x64, eps, nu, beta_scale, noise, budget):
     th, X, eta = _stream(31, T_ROBUST, noise, norm=0.6)
     got = heavy_const_nu(th, X, eta, budget, eps, nu, beta_scale, T=T_ROBUST)
@@ -299,15 +330,19 @@ def test_heavy_oful_revealed_nu_matches_reference(x64):
     _check(got, ref.heavy_oful(th, X, eta, eps=0.8, nu=None, nus=nus, beta=1.0, lam=2.0, budget=10.0))
 
 
-@pytest.mark.parametrize("constants, nu, C, beta_scale, budget", [
-    ("public", 3 ** 0.5, 100.0, 1.0, 50.0),     # √C κ^{-1/4} is the larger term of α_C here
-    ("theory", 3 ** 0.5, 20.0, 3e-3, 20.0),
-])
+@pytest.mark.parametrize(
+    "constants, nu, C, beta_scale, budget",
+    [
+        ("public", 3**0.5, 100.0, 1.0, 50.0),  # √C κ^{-1/4} is the larger term of α_C here
+        ("theory", 3**0.5, 20.0, 3e-3, 20.0),
+    ],
+)
 def test_gadaoful_matches_reference(x64, constants, nu, C, beta_scale, budget):
     th, X, eta = _stream(33, T_ROBUST, norm=0.6)
     got = gada(th, X, eta, budget, nu, C, beta_scale, T=T_ROBUST, constants=constants)
-    _check(got, ref.gadaoful(th, X, eta, nu=nu, C=C, constants=constants, beta_scale=beta_scale,
-                             budget=budget))
+    _check(
+        got, ref.gadaoful(th, X, eta, nu=nu, C=C, constants=constants, beta_scale=beta_scale, budget=budget)
+    )
 
 
 def test_new_hyperparameter_values_do_not_recompile(x64):
@@ -359,7 +394,7 @@ def test_regret_is_clearly_sublinear_on_an_easy_problem(name):
 
     r = np.asarray(regret(*(jnp.asarray(a, jnp.float32) for a in _easy_streams())))
     assert r.dtype == np.float32 and np.all(np.isfinite(r))
-    first, second = r[:, :T_EASY // 2].sum(), r[:, T_EASY // 2:].sum()
+    first, second = r[:, : T_EASY // 2].sum(), r[:, T_EASY // 2 :].sum()
     assert second < 0.5 * first, (first, second)
     # and far below a policy that ignores the data (mean gap of a random arm ≈ E max − E mean)
     _, X, _ = _easy_streams()
@@ -373,26 +408,33 @@ def test_regret_is_clearly_sublinear_on_an_easy_problem(name):
 # Eager validation
 # ------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: jb.oful(0, D), "horizon=0"),
-    (lambda: jb.oful(100, D, lam=0.0), r"lam=0\.0.*\(0, inf"),
-    (lambda: jb.oful(100, D, beta=-1.0), "beta=-1.0"),
-    (lambda: jb.oful(100, D, delta=1.0), r"delta=1\.0.*\(0, 1\)"),
-    (lambda: jb.oful(100, D, R=np.nan), "R=nan"),
-    (lambda: jb.cw_oful(100, D, alpha=0.0), r"alpha=0\.0"),
-    (lambda: jb.cw_oful(100, D, corruption=-1.0), r"corruption=-1\.0.*\[0, inf"),
-    (lambda: jb.cw_oful(100, D, beta_scale=0.0), "beta_scale=0.0"),
-    (lambda: jb.cw_oful(100, D, known_corruption="yes"), "known_corruption"),
-    (lambda: jb.heavy_oful(100, D, eps=1.5, nu=1.0), r"eps=1\.5.*\(0, 1\]"),
-    (lambda: jb.heavy_oful(100, D, eps=1.0, nu="known"), "nu='known'"),
-    (lambda: jb.heavy_oful(100, D, eps=1.0, nu=-2.0), "nu=-2.0"),
-    (lambda: jb.heavy_oful(100, D, eps=1.0, nu=1.0, tol=0.0), "tol=0.0"),
-    (lambda: jb.heavy_oful(100, D, eps=1.0, nu=1.0, max_newton_iters=0), "max_newton_iters=0"),
-    (lambda: jb.gadaoful(100, D, nu=1.0, corruption=0.0, constants="paper"), "constants='paper'"),
-    (lambda: jb.gadaoful(100, D, nu=1.0, corruption=np.inf), "corruption=inf"),
-    (lambda: jb.gadaoful(100, D, nu=1.0, corruption=0.0, m0=0.0), "m0=0.0"),
-    (lambda: jb.gadaoful(100, D, nu=1.0, corruption=0.0, lam=[1.0, -1.0]), r"lam=.*-1\.0.*an element of lam"),
-])
+
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: jb.oful(0, D), "horizon=0"),
+        (lambda: jb.oful(100, D, lam=0.0), r"lam=0\.0.*\(0, inf"),
+        (lambda: jb.oful(100, D, beta=-1.0), "beta=-1.0"),
+        (lambda: jb.oful(100, D, delta=1.0), r"delta=1\.0.*\(0, 1\)"),
+        (lambda: jb.oful(100, D, R=np.nan), "R=nan"),
+        (lambda: jb.cw_oful(100, D, alpha=0.0), r"alpha=0\.0"),
+        (lambda: jb.cw_oful(100, D, corruption=-1.0), r"corruption=-1\.0.*\[0, inf"),
+        (lambda: jb.cw_oful(100, D, beta_scale=0.0), "beta_scale=0.0"),
+        (lambda: jb.cw_oful(100, D, known_corruption="yes"), "known_corruption"),
+        (lambda: jb.heavy_oful(100, D, eps=1.5, nu=1.0), r"eps=1\.5.*\(0, 1\]"),
+        (lambda: jb.heavy_oful(100, D, eps=1.0, nu="known"), "nu='known'"),
+        (lambda: jb.heavy_oful(100, D, eps=1.0, nu=-2.0), "nu=-2.0"),
+        (lambda: jb.heavy_oful(100, D, eps=1.0, nu=1.0, tol=0.0), "tol=0.0"),
+        (lambda: jb.heavy_oful(100, D, eps=1.0, nu=1.0, max_newton_iters=0), "max_newton_iters=0"),
+        (lambda: jb.gadaoful(100, D, nu=1.0, corruption=0.0, constants="paper"), "constants='paper'"),
+        (lambda: jb.gadaoful(100, D, nu=1.0, corruption=np.inf), "corruption=inf"),
+        (lambda: jb.gadaoful(100, D, nu=1.0, corruption=0.0, m0=0.0), "m0=0.0"),
+        (
+            lambda: jb.gadaoful(100, D, nu=1.0, corruption=0.0, lam=[1.0, -1.0]),
+            r"lam=.*-1\.0.*an element of lam",
+        ),
+    ],
+)
 def test_factories_reject_invalid_values(make, match):
     with pytest.raises(ValueError, match=match):
         make()
@@ -403,14 +445,18 @@ def test_alpha_may_be_infinite_and_revealed_nu_is_flagged():
     assert jb.heavy_oful(10, D, eps=1.0, nu="revealed").uses_revealed_nu
     assert jb.gadaoful(10, D, nu="revealed", corruption=1.0).uses_revealed_nu
     assert not jb.gadaoful(10, D, nu=1.0, corruption=1.0).uses_revealed_nu
-    env = jb.envs.linear(D, 4, noise=jb.noise.gaussian())        # reveals no ν_t
+    env = jb.envs.linear(D, 4, noise=jb.noise.gaussian())  # reveals no ν_t
     with pytest.raises(ValueError, match="nu='revealed'"):
         jb.simulate(jb.gadaoful(10, D, nu="revealed", corruption=0.0), env, 0, horizon=10)
 
 
 def test_states_have_final_dtypes_and_shapes():
-    for alg in (jb.oful(30, 4), jb.cw_oful(30, 4, beta=1.0, alpha=0.5),
-                jb.heavy_oful(300, 4, eps=0.5, nu=1.0), jb.gadaoful(300, 4, nu=1.0, corruption=1.0)):
+    for alg in (
+        jb.oful(30, 4),
+        jb.cw_oful(30, 4, beta=1.0, alpha=0.5),
+        jb.heavy_oful(300, 4, eps=0.5, nu=1.0),
+        jb.gadaoful(300, 4, nu=1.0, corruption=1.0),
+    ):
         state = alg.init()
         assert state.t.dtype == jnp.int32
         for leaf in jax.tree_util.tree_leaves(state)[:-1]:

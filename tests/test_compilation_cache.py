@@ -1,11 +1,10 @@
 """The persistent compilation cache is written by one process and read by the next."""
+
 import os
 import subprocess
 import sys
 
 import pytest
-
-import jaxbandit as jb
 
 SCRIPT = """
 import sys, jax, jaxbandit as jb
@@ -24,8 +23,14 @@ def test_second_process_loads_from_the_cache(tmp_path):
     cache = tmp_path / "xla"
     env = dict(os.environ)
     env.pop("JAX_ENABLE_X64", None)
-    run = lambda: subprocess.run([sys.executable, "-c", SCRIPT, str(cache)], env=env, check=True,  # noqa: E731
-                                 capture_output=True, text=True, timeout=300).stdout.strip()
+    run = lambda: subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(cache)],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    ).stdout.strip()
     assert run() == "MISS"
     assert any(cache.iterdir())
     assert run() == "HIT"

@@ -1,8 +1,10 @@
 """Adversaries: the flip budget is exact and never exceeded."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jaxbandit as jb
 
@@ -10,8 +12,14 @@ import jaxbandit as jb
 def run_adversary(adv, means, actions):
     def step(spent, inp):
         m, a, t = inp
-        view = jb.corruption.AdversaryView(contexts=jnp.zeros((m.shape[0], 1)), theta_star=jnp.zeros(1),
-                                           means=m, action=a, eta=jnp.zeros(()), t=t)
+        view = jb.corruption.AdversaryView(
+            contexts=jnp.zeros((m.shape[0], 1)),
+            theta_star=jnp.zeros(1),
+            means=m,
+            action=a,
+            eta=jnp.zeros(()),
+            t=t,
+        )
         c, spent = adv.corrupt(spent, view)
         return spent, c
 
@@ -21,12 +29,12 @@ def run_adversary(adv, means, actions):
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), budget=st.floats(0.0, 50.0), T=st.integers(1, 200))
+@given(seed=st.integers(0, 10**6), budget=st.floats(0.0, 50.0), T=st.integers(1, 200))
 def test_flip_never_exceeds_its_budget(seed, budget, T):
     rng = np.random.default_rng(seed)
     means = jnp.asarray(rng.uniform(-1, 1, size=(T, 4)), jnp.float32)
     actions = jnp.asarray(rng.integers(0, 4, size=T), jnp.int32)
-    spent, cs = run_adversary(jb.corruption.flip(budget), means, actions)
+    _spent, cs = run_adversary(jb.corruption.flip(budget), means, actions)
     total = np.abs(cs).sum()
     assert total <= budget * (1 + 1e-5) + 1e-6
     chosen = np.asarray(means)[np.arange(T), np.asarray(actions)]
@@ -61,6 +69,7 @@ def test_flip_with_infinite_budget_flips_every_round():
 
 # --- accounting across whole simulate runs, with random actions ---
 
+
 def random_actions(num_arms, seed):
     """An 'algorithm' choosing uniformly random arms (from its own key), learning nothing."""
 
@@ -83,12 +92,22 @@ T_RUN, K_RUN, D_RUN = 80, 5, 3
 @jax.jit
 def _flip_run(X, th, seed, budget, rounds):
     """One compiled run for every example: contexts, θ*, the actions' seed and the adversary traced."""
-    out_budget = jb.simulate(random_actions(K_RUN, seed), jb.envs.replay(
-        theta_star=th, contexts=X, noise=jnp.zeros(T_RUN), corruption=jb.corruption.flip(budget)),
-        jax.random.key(0), horizon=T_RUN)
-    out_rounds = jb.simulate(random_actions(K_RUN, seed), jb.envs.replay(
-        theta_star=th, contexts=X, noise=jnp.zeros(T_RUN), corruption=jb.corruption.flip_rounds(rounds)),
-        jax.random.key(0), horizon=T_RUN)
+    out_budget = jb.simulate(
+        random_actions(K_RUN, seed),
+        jb.envs.replay(
+            theta_star=th, contexts=X, noise=jnp.zeros(T_RUN), corruption=jb.corruption.flip(budget)
+        ),
+        jax.random.key(0),
+        horizon=T_RUN,
+    )
+    out_rounds = jb.simulate(
+        random_actions(K_RUN, seed),
+        jb.envs.replay(
+            theta_star=th, contexts=X, noise=jnp.zeros(T_RUN), corruption=jb.corruption.flip_rounds(rounds)
+        ),
+        jax.random.key(0),
+        horizon=T_RUN,
+    )
     return out_budget, out_rounds
 
 
@@ -96,27 +115,35 @@ def replay_run(seed, budget, rounds):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(T_RUN, K_RUN, D_RUN)) * rng.uniform(0.1, 2.0, size=(T_RUN, K_RUN, 1))
     th = rng.normal(size=D_RUN)
-    outs = _flip_run(jnp.asarray(X, jnp.float32), jnp.asarray(th, jnp.float32), jnp.int32(seed),
-                     jnp.float32(budget), jnp.float32(rounds))
+    outs = _flip_run(
+        jnp.asarray(X, jnp.float32),
+        jnp.asarray(th, jnp.float32),
+        jnp.int32(seed),
+        jnp.float32(budget),
+        jnp.float32(rounds),
+    )
     results = []
     for out in outs:
         action = np.asarray(out.action)
-        chosen = (np.asarray(X, np.float32).astype(np.float64) @ np.asarray(th, np.float32))[np.arange(T_RUN), action]
-        results.append((chosen, np.asarray(out.corruption, np.float64), np.asarray(out.reward, np.float64),
-                        action))
+        chosen = (np.asarray(X, np.float32).astype(np.float64) @ np.asarray(th, np.float32))[
+            np.arange(T_RUN), action
+        ]
+        results.append(
+            (chosen, np.asarray(out.corruption, np.float64), np.asarray(out.reward, np.float64), action)
+        )
     return results
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), budget=st.one_of(st.floats(0.0, 150.0), st.just(np.inf)))
+@given(seed=st.integers(0, 10**6), budget=st.one_of(st.floats(0.0, 150.0), st.just(np.inf)))
 def test_flip_budget_accounting_over_a_simulated_run(seed, budget):
     (chosen, c, reward, action), _ = replay_run(seed, budget, 0)
-    assert np.all((action >= 0) & (action < K_RUN)) and len(np.unique(action)) > 1   # random actions
-    np.testing.assert_allclose(reward, chosen + c, rtol=1e-5, atol=1e-5)      # r_t = ⟨X_t, θ*⟩ + c_t here
+    assert np.all((action >= 0) & (action < K_RUN)) and len(np.unique(action)) > 1  # random actions
+    np.testing.assert_allclose(reward, chosen + c, rtol=1e-5, atol=1e-5)  # r_t = ⟨X_t, θ*⟩ + c_t here
     spent = np.cumsum(np.abs(c))
-    assert spent[-1] <= budget * (1 + 1e-5) + 1e-5                             # never beyond C
-    assert np.all(np.abs(c) <= 2 * np.abs(chosen) * (1 + 1e-5) + 1e-6)         # at most a full flip
-    assert np.all(c * chosen <= 1e-9)                                          # always against the mean
+    assert spent[-1] <= budget * (1 + 1e-5) + 1e-5  # never beyond C
+    assert np.all(np.abs(c) <= 2 * np.abs(chosen) * (1 + 1e-5) + 1e-6)  # at most a full flip
+    assert np.all(c * chosen <= 1e-9)  # always against the mean
     before = np.concatenate([[0.0], spent[:-1]])
     # a round is a full flip while the budget left covers it, and takes exactly what is left otherwise
     need = 2 * np.abs(chosen)
@@ -127,12 +154,12 @@ def test_flip_budget_accounting_over_a_simulated_run(seed, budget):
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), rounds=st.integers(0, T_RUN + 20))
+@given(seed=st.integers(0, 10**6), rounds=st.integers(0, T_RUN + 20))
 def test_flip_rounds_accounting_over_a_simulated_run(seed, rounds):
     _, (chosen, c, reward, _) = replay_run(seed, 0.0, rounds)
     n = min(rounds, T_RUN)
-    np.testing.assert_allclose(c[:n], -2 * chosen[:n], rtol=1e-5, atol=1e-6)   # the first n rounds flip
-    assert np.all(c[n:] == 0)                                                    # and no other round
+    np.testing.assert_allclose(c[:n], -2 * chosen[:n], rtol=1e-5, atol=1e-6)  # the first n rounds flip
+    assert np.all(c[n:] == 0)  # and no other round
     np.testing.assert_allclose(reward, chosen + c, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.abs(c).sum(), 2 * np.abs(chosen[:n]).sum(), rtol=1e-5, atol=1e-5)
 

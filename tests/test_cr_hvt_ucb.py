@@ -1,26 +1,26 @@
 """CR-Hvt-UCB against the independent float64 NumPy loop of Algorithm 1 (tests/reference.py)."""
-import functools
 
+import functools
 import zlib
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import jaxbandit as jb
 from conftest import random_stream
 from reference import cr_hvt_ucb as reference
+
+import jaxbandit as jb
 
 T, K, D = 400, 20, 10
 
 CASES = [
     # (eps, nu, C of the algorithm, adversary budget, beta_scale, noise)
-    (1.0, 3 ** 0.5, 0.0, 0.0, 1.0, "t3"),
-    (1.0, 3 ** 0.5, 20.0, 20.0, 1.0, "t3"),
-    (1.0, 3 ** 0.5, 40.0, 20.0, 0.01, "t3"),        # unknown C: an upper bound C̄ > C
+    (1.0, 3**0.5, 0.0, 0.0, 1.0, "t3"),
+    (1.0, 3**0.5, 20.0, 20.0, 1.0, "t3"),
+    (1.0, 3**0.5, 40.0, 20.0, 0.01, "t3"),  # unknown C: an upper bound C̄ > C
     (0.4, 15 ** (1 / 1.4), 20.0, 20.0, 0.01, "pareto"),
-    (0.4, 2.0, 0.0, 10.0, 0.003, "pareto"),          # ν a constant guess, C̄ = 0 under corruption
+    (0.4, 2.0, 0.0, 10.0, 0.003, "pareto"),  # ν a constant guess, C̄ = 0 under corruption
     (0.7, 1.0, 5.0, 5.0, 0.05, "gauss"),
 ]
 
@@ -29,18 +29,37 @@ CASES = [
 def _run(th, X, eta, nus, eps, nu, C, budget, beta_scale, revealed=False, overrides=()):
     """One compiled run per (dtype, shapes, static flags): the stream and every constant are traced."""
     T, _, d = X.shape
-    alg = jb.cr_hvt_ucb(T, d, eps=eps, nu="revealed" if revealed else nu, corruption=C,
-                        beta_scale=beta_scale, **dict(overrides))
-    env = jb.envs.replay(theta_star=th, contexts=X, noise=eta, nu=nus,
-                         corruption=jb.corruption.flip(budget=budget))
+    alg = jb.cr_hvt_ucb(
+        T,
+        d,
+        eps=eps,
+        nu="revealed" if revealed else nu,
+        corruption=C,
+        beta_scale=beta_scale,
+        **dict(overrides),
+    )
+    env = jb.envs.replay(
+        theta_star=th, contexts=X, noise=eta, nu=nus, corruption=jb.corruption.flip(budget=budget)
+    )
     return jb.simulate(alg, env, jax.random.key(0), horizon=T)
 
 
 def run_jax(th, X, eta, eps, nu, C, budget, beta_scale, nus=None, **kw):
     revealed = isinstance(nu, str)
     nus = np.ones(X.shape[0]) if nus is None else nus
-    return _run(th, X, eta, nus, eps, 1.0 if revealed else nu, C, budget, beta_scale, revealed=revealed,
-                overrides=tuple(sorted(kw.items())))
+    return _run(
+        th,
+        X,
+        eta,
+        nus,
+        eps,
+        1.0 if revealed else nu,
+        C,
+        budget,
+        beta_scale,
+        revealed=revealed,
+        overrides=tuple(sorted(kw.items())),
+    )
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -59,8 +78,7 @@ def test_revealed_nu_matches_reference(x64):
     nus = np.exp(np.random.default_rng(1).uniform(-1.0, 1.0, size=T))
     eta = eta * nus
     out = run_jax(th, X, eta, 1.0, "revealed", 10.0, 10.0, 0.05, nus=nus)
-    actions, regrets = reference(th, X, eta, eps=1.0, nu=None, C=10.0, budget=10.0, beta_scale=0.05,
-                                 nus=nus)
+    actions, regrets = reference(th, X, eta, eps=1.0, nu=None, C=10.0, budget=10.0, beta_scale=0.05, nus=nus)
     np.testing.assert_array_equal(np.asarray(out.action), actions)
     np.testing.assert_allclose(np.asarray(out.regret), regrets, rtol=0, atol=1e-9)
 
@@ -89,7 +107,7 @@ def test_float32_update_close_to_float64():
     th, X, eta = random_stream(3, 2000, 1, D, "t3")
     xs = X[:, 0]
     rs = xs @ th + eta
-    kw = dict(eps=1.0, nu=3 ** 0.5, corruption=20.0, beta_scale=0.01)
+    kw = dict(eps=1.0, nu=3**0.5, corruption=20.0, beta_scale=0.01)
     theta32, V32 = _forced_updates(xs, rs, **kw)
     with jax.enable_x64(True):
         theta64, V64 = _forced_updates(xs, rs, **kw)
@@ -107,7 +125,7 @@ def test_float32_regret_matches_float64_in_distribution():
             res = []
             for seed in range(12):
                 th, X, eta = random_stream(100 + seed, 600, K, D, "t3")
-                res.append(float(np.sum(run_jax(th, X, eta, 1.0, 3 ** 0.5, 20.0, 20.0, 0.01).regret)))
+                res.append(float(np.sum(run_jax(th, X, eta, 1.0, 3**0.5, 20.0, 20.0, 0.01).regret)))
             finals[name] = np.array(res)
     diff = finals["f32"] - finals["f64"]
     se = diff.std(ddof=1) / np.sqrt(diff.size)
@@ -116,7 +134,7 @@ def test_float32_regret_matches_float64_in_distribution():
 
 def test_hvt_ucb_is_the_corruption_free_case(x64):
     th, X, eta = random_stream(5, 200, K, D, "t3")
-    kw = dict(eps=1.0, nu=3 ** 0.5, beta_scale=0.05)
+    kw = dict(eps=1.0, nu=3**0.5, beta_scale=0.05)
     env = jb.envs.replay(theta_star=th, contexts=X, noise=eta)
     a = jb.simulate(jb.hvt_ucb(200, D, **kw), env, jax.random.key(0), horizon=200)
     b = jb.simulate(jb.cr_hvt_ucb(200, D, corruption=0.0, **kw), env, jax.random.key(0), horizon=200)

@@ -8,6 +8,7 @@ adds, because XLA's CPU reductions and dots choose their summation order by the 
 ``log``/``exp`` whose rounding does not depend on the batch shape either, because XLA's CPU ``log`` and
 ``exp`` are vectorised differently for different shapes.
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -15,7 +16,7 @@ import pytest
 
 import jaxbandit as jb
 
-T, D, K = 100, 4, 6            # small shapes compile fast; one test below uses the paper's d = 10, K = 20
+T, D, K = 100, 4, 6  # small shapes compile fast; one test below uses the paper's d = 10, K = 20
 
 NOISES = {
     "student_t": lambda: jb.noise.student_t(3.0),
@@ -25,7 +26,7 @@ NOISES = {
     "gaussian": lambda: jb.noise.gaussian(0.5),
 }
 ALGS = {
-    "cr_hvt_ucb": lambda T=T, D=D: jb.cr_hvt_ucb(T, D, eps=1.0, nu=3 ** 0.5, corruption=20.0, beta_scale=1e-3),
+    "cr_hvt_ucb": lambda T=T, D=D: jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=20.0, beta_scale=1e-3),
     "hvt_ucb_revealed": lambda T=T, D=D: jb.hvt_ucb(T, D, eps=0.4, nu="revealed", beta_scale=1e-2),
     "oful": lambda T=T, D=D: jb.oful(T, D, lam=1.0, beta=1.0),
     "cw_oful": lambda T=T, D=D: jb.cw_oful(T, D, corruption=20.0),
@@ -46,7 +47,7 @@ def env_for(noise, d=D, k=K):
 
 
 def check_batch_invariance(alg, env, horizon):
-    run = lambda k: jb.simulate(alg, env, k, horizon=horizon)   # noqa: E731
+    run = lambda k: jb.simulate(alg, env, k, horizon=horizon)
     keys = jax.random.split(jax.random.key(5), 64)
     alone = jax.jit(run)(keys[3])
     batched = jax.jit(jax.vmap(run))
@@ -69,7 +70,7 @@ def test_noise_draws_do_not_depend_on_their_batch(noise):
     full = np.asarray(draw(keys)[0])
     for B in (1, 7):
         for start in (0, 13, 100):
-            assert np.array_equal(np.asarray(draw(keys[start:start + B])[0]), full[start:start + B])
+            assert np.array_equal(np.asarray(draw(keys[start : start + B])[0]), full[start : start + B])
 
 
 def test_same_key_same_result_across_calls():
@@ -80,13 +81,13 @@ def test_same_key_same_result_across_calls():
     assert_bitwise(eager_a, eager_b)
     jitted = jax.jit(jb.simulate, static_argnums=(0, 1, 3))
     assert_bitwise(jitted(alg, env, key, T), jitted(alg, env, key, T))
-    assert_bitwise(eager_a, jitted(alg, env, key, T))          # eager and compiled agree too
+    assert_bitwise(eager_a, jitted(alg, env, key, T))  # eager and compiled agree too
     # an int seed is the key jax.random.key(seed)
     assert_bitwise(jb.simulate(alg, env, 11, horizon=T), eager_a)
 
 
 def make_alg(p):
-    return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3 ** 0.5, corruption=p["C"], beta_scale=p["beta_scale"])
+    return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"])
 
 
 def make_env(p):
@@ -101,13 +102,19 @@ def test_sweep_is_deterministic_and_batch_invariant():
     for field in first.data:
         assert np.array_equal(first.data[field], again.data[field]), field
     # the same (C, beta_scale, seed) inside a bigger grid, with other seeds and another chunking
-    other = jb.sweep(make_alg, make_env, {"C": [50.0, 20.0, 5.0], "beta_scale": [1e-2, 1e-3]}, horizon=T,
-                     seeds=[2, 1], chunk_size=40)
+    other = jb.sweep(
+        make_alg,
+        make_env,
+        {"C": [50.0, 20.0, 5.0], "beta_scale": [1e-2, 1e-3]},
+        horizon=T,
+        seeds=[2, 1],
+        chunk_size=40,
+    )
     a = first.sel(C=20.0, beta_scale=1e-3)
     b = other.sel(C=20.0, beta_scale=1e-3)
     for field in ("regret", "action", "corruption"):
-        assert np.array_equal(getattr(a, field)[1], getattr(b, field)[1]), field    # seed 1
-        assert np.array_equal(getattr(a, field)[2], getattr(b, field)[0]), field    # seed 2
+        assert np.array_equal(getattr(a, field)[1], getattr(b, field)[1]), field  # seed 1
+        assert np.array_equal(getattr(a, field)[2], getattr(b, field)[0]), field  # seed 2
     # The running sums are added chunk by chunk (carry + cumsum(chunk)), so another chunk size
     # associates the float32 sum differently: equal to rounding, not bitwise.
     np.testing.assert_allclose(b.cumulative_regret[1], a.cumulative_regret[1], rtol=1e-6)
@@ -116,7 +123,8 @@ def test_sweep_is_deterministic_and_batch_invariant():
     p = {"C": 20.0, "beta_scale": 1e-3}
     concrete = jax.jit(lambda k: jb.simulate(make_alg(p), make_env(p), k, horizon=T))(key)
     traced = jax.jit(lambda q, k: jb.simulate(make_alg(q), make_env(q), k, horizon=T))(
-        {n: jnp.float32(v) for n, v in p.items()}, key)
+        {n: jnp.float32(v) for n, v in p.items()}, key
+    )
     for run in (concrete, traced):
         assert np.array_equal(np.asarray(run.regret), a.regret[1])
         assert np.array_equal(np.asarray(run.action), a.action[1])
@@ -128,13 +136,17 @@ def test_linalg_helpers_are_batch_invariant():
     x = jnp.asarray(rng.normal(size=(64, K, D)), jnp.float32)
     from jaxbandit.core.linalg import dot, ellipsoid_norm, matvec, sherman_morrison
 
-    for f in (lambda a, v: dot(v, a[0]), lambda a, v: matvec(a, v), lambda a, v: ellipsoid_norm(a, v),
-              lambda a, v: sherman_morrison(a, v[0], jnp.float32(0.7))):
+    for f in (
+        lambda a, v: dot(v, a[0]),
+        lambda a, v: matvec(a, v),
+        lambda a, v: ellipsoid_norm(a, v),
+        lambda a, v: sherman_morrison(a, v[0], jnp.float32(0.7)),
+    ):
         g = jax.jit(jax.vmap(f))
         full = np.asarray(g(A, x))
         for B in (1, 3, 7, 17):
-            part = np.asarray(g(A[5:5 + B], x[5:5 + B]))
-            assert np.array_equal(part, full[5:5 + B])
+            part = np.asarray(g(A[5 : 5 + B], x[5 : 5 + B]))
+            assert np.array_equal(part, full[5 : 5 + B])
 
 
 def test_noise_log_is_accurate_and_batch_invariant():
@@ -146,7 +158,9 @@ def test_noise_log_is_accurate_and_batch_invariant():
     assert np.max(np.abs(got - want) / ulp) <= 1.0
     g = jax.jit(jb.noise.log)
     for B in (1, 5, 7, 13, 64):
-        parts = np.concatenate([np.asarray(g(u[i:i + B])) for i in range(0, 20 * B, B)])
-        assert np.array_equal(parts, np.asarray(got[:parts.size], np.float32))
+        parts = np.concatenate([np.asarray(g(u[i : i + B])) for i in range(0, 20 * B, B)])
+        assert np.array_equal(parts, np.asarray(got[: parts.size], np.float32))
     edge = np.asarray(jb.noise.log(jnp.asarray([0.0, np.inf, -1.0, np.nan, 1.0], jnp.float32)))
-    assert edge[0] == -np.inf and edge[1] == np.inf and np.isnan(edge[2]) and np.isnan(edge[3]) and edge[4] == 0
+    assert (
+        edge[0] == -np.inf and edge[1] == np.inf and np.isnan(edge[2]) and np.isnan(edge[3]) and edge[4] == 0
+    )

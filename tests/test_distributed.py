@@ -1,4 +1,5 @@
 """Sharding over devices and checkpoint/resume give the same numbers as one uninterrupted run."""
+
 import os
 import signal
 import subprocess
@@ -13,26 +14,41 @@ import jaxbandit as jb
 JOB = Path(__file__).parent / "scripts" / "sweep_job.py"
 
 
+#: The jobs share JAX's persistent compilation cache: a killed and resumed job loads the executables
+#: the reference job compiled (same shapes, same device count) instead of compiling them again.
+CACHE = {"dir": None}
+
+
 def run_job(out, *args, devices=1, wait=True):
     env = dict(os.environ)
     env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
     env.pop("JAX_ENABLE_X64", None)
+    if CACHE["dir"] is not None:
+        env.update(
+            JAX_COMPILATION_CACHE_DIR=str(CACHE["dir"]),
+            JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+            JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0",
+        )
     cmd = [sys.executable, str(JOB), str(out), *args]
     if wait:
         subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=600)
         return jb.SweepResult.load(out)
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    return subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
 
 
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
+    CACHE["dir"] = tmp_path_factory.mktemp("xla-cache")
     return run_job(tmp_path_factory.mktemp("ref") / "one.npz", "--chunk", "8")
 
 
 @pytest.mark.slow
 def test_eight_devices_equal_one(reference, tmp_path):
-    sharded = run_job(tmp_path / "eight.npz", "--chunk", "8", devices=8)   # 18 runs: padded to 24 over 8 devices
+    sharded = run_job(
+        tmp_path / "eight.npz", "--chunk", "8", devices=8
+    )  # 18 runs: padded to 24 over 8 devices
     assert sharded.meta["devices"] == 8 and reference.meta["devices"] == 1
     for field in reference.data:
         np.testing.assert_array_equal(sharded.data[field], reference.data[field])
@@ -44,10 +60,11 @@ def test_killed_sweep_resumes_to_identical_results(reference, tmp_path):
     algorithm of the resumed job — and resumed, the sweep ends bitwise equal to an uninterrupted one."""
     ckpt = tmp_path / "ckpt"
     out = tmp_path / "resumed.npz"
-    rounds_per_algorithm = 240 // 8                          # chunks of 8 rounds, T = 240: 30 saves each
+    rounds_per_algorithm = 240 // 8  # chunks of 8 rounds, T = 240: 30 saves each
     for saves, algorithm, next_round in ((7, 0, 56), (rounds_per_algorithm - 7 + 5, 1, 40)):
-        proc = run_job(out, "--checkpoint", str(ckpt), "--chunk", "8", "--die-after-saves", str(saves),
-                       wait=False)
+        proc = run_job(
+            out, "--checkpoint", str(ckpt), "--chunk", "8", "--die-after-saves", str(saves), wait=False
+        )
         assert proc.wait(timeout=600) == -signal.SIGKILL
         with np.load(ckpt / f"algorithm-{algorithm}.npz") as z:
             assert int(z["next_round"]) == next_round
@@ -74,11 +91,30 @@ def test_two_process_cluster_equals_one_process(tmp_path):
 
     def launch(out, n):
         port = _free_port()
-        procs = [subprocess.Popen([sys.executable, str(script), "--out", str(out), "--horizon", "30",
-                                   "--seeds", "2", "--coordinator", f"localhost:{port}",
-                                   "--num-processes", str(n), "--process-id", str(i)],
-                                  env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                 for i in range(n)]
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(script),
+                    "--out",
+                    str(out),
+                    "--horizon",
+                    "30",
+                    "--seeds",
+                    "2",
+                    "--coordinator",
+                    f"localhost:{port}",
+                    "--num-processes",
+                    str(n),
+                    "--process-id",
+                    str(i),
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            for i in range(n)
+        ]
         for p in procs:
             _, err = p.communicate(timeout=400)
             assert p.returncode == 0, err.decode()[-2000:]

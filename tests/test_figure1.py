@@ -1,5 +1,6 @@
 """``python -m jaxbandit figure1`` (jaxbandit/figure1.py) at a tiny horizon: the files it writes, the
 committed tuned constants it reads, and one-line errors for bad arguments."""
+
 import hashlib
 import json
 import math
@@ -22,19 +23,33 @@ HORIZON, SEEDS = 60, 2
 
 
 def _cli(*args, fast_compile=True):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    )
     if fast_compile:  # a tiny run is all XLA compilation; this level compiles ~3x faster
-        env["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"),
-                                                  "--xla_backend_optimization_level=0"]))
-    return subprocess.run([sys.executable, "-m", "jaxbandit", *args], capture_output=True, text=True,
-                          env=env, timeout=600)
+        env["XLA_FLAGS"] = " ".join(
+            filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])
+        )
+    return subprocess.run(
+        [sys.executable, "-m", "jaxbandit", *args], capture_output=True, text=True, env=env, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
 def made(tmp_path_factory):
     out = tmp_path_factory.mktemp("figure1")
-    proc = _cli("figure1", "--horizon", str(HORIZON), "--seeds", str(SEEDS), "--out", str(out),
-                "--repeats", "2", "--no-progress")
+    proc = _cli(
+        "figure1",
+        "--horizon",
+        str(HORIZON),
+        "--seeds",
+        str(SEEDS),
+        "--out",
+        str(out),
+        "--repeats",
+        "2",
+        "--no-progress",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc, out
 
@@ -51,21 +66,26 @@ def test_writes_the_figure_the_curves_and_the_settings(made):
     import matplotlib.image
 
     image = matplotlib.image.imread(out / "figure1.png")
-    assert image.shape[0] > 600 and image.shape[1] > 1500       # 2 rows (theory, tuned) x 3 panels
+    assert image.shape[0] > 600 and image.shape[1] > 1500  # 2 rows (theory, tuned) x 3 panels
     for variant in ("theory", "tuned"):
         assert (out / f"figure1_{variant}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     with np.load(out / "figure1.npz", allow_pickle=False) as z:
         arrays = {k: z[k] for k in z.files}
-    expected = {f"regret/{v}/{n}/{m}/C{c}" for v in ("theory", "tuned") for n in ("student_t", "pareto")
-                for m in ("cr_hvt_ucb", "gadaoful") for c in (0, 100)}
+    expected = {
+        f"regret/{v}/{n}/{m}/C{c}"
+        for v in ("theory", "tuned")
+        for n in ("student_t", "pareto")
+        for m in ("cr_hvt_ucb", "gadaoful")
+        for c in (0, 100)
+    }
     curves = {k: a for k, a in arrays.items() if k.startswith("regret/")}
     assert set(curves) == expected
     for key, c in curves.items():
         assert c.shape == (SEEDS, HORIZON), key
         assert np.all(np.isfinite(c)) and np.all(c >= 0), key
-        assert np.all(np.diff(c, axis=1) >= 0), key               # cumulative: non-decreasing
-        assert np.all(c[:, -1] <= 2.0 * HORIZON + 1e-3), key      # rewards of unit vectors: gap <= 2
+        assert np.all(np.diff(c, axis=1) >= 0), key  # cumulative: non-decreasing
+        assert np.all(c[:, -1] <= 2.0 * HORIZON + 1e-3), key  # rewards of unit vectors: gap <= 2
     np.testing.assert_array_equal(arrays["rounds"], np.arange(1, HORIZON + 1))
     np.testing.assert_array_equal(arrays["seeds"], np.arange(SEEDS))
     for v in ("theory", "tuned"):
@@ -75,7 +95,7 @@ def test_writes_the_figure_the_curves_and_the_settings(made):
                 seconds = arrays[f"runtime/{v}/{m}/C{c}/seconds"]
                 assert rounds[-1] == HORIZON and np.all(np.diff(rounds) > 0)
                 assert seconds.shape == (2, rounds.size) and np.all(seconds > 0)
-                assert np.all(np.diff(seconds, axis=1) >= 0)     # time to reach round t grows with t
+                assert np.all(np.diff(seconds, axis=1) >= 0)  # time to reach round t grows with t
 
     meta = json.loads((out / "figure1.json").read_text())
     assert meta["horizon"] == HORIZON and meta["seeds"] == [0, 1]
@@ -131,27 +151,30 @@ def test_the_committed_tuned_file_records_its_provenance():
     data = figure1.load_tuned()
     for method in ("cr_hvt_ucb", "gadaoful"):
         entry = data["methods"][method]
-        assert min(entry["seeds"]) >= 1000                   # disjoint from reported seeds 0..n-1
+        assert min(entry["seeds"]) >= 1000  # disjoint from reported seeds 0..n-1
         assert set(entry["grid"]) == set(entry["noise"]["student_t"]["best"])
         for noise in ("student_t", "pareto"):
             best = entry["noise"][noise]["best"]
             for name, value in best.items():
-                assert value in entry["grid"][name]          # chosen from its grid
+                assert value in entry["grid"][name]  # chosen from its grid
             rows = entry["noise"][noise]["table"]
             assert min(r["mean"] for r in rows) == entry["noise"][noise]["mean_final_regret"]
     for key in ("created", "command", "versions", "device"):
         assert data[key]
 
 
-@pytest.mark.parametrize("args, match", [
-    (["--horizon", "0"], "--horizon"),
-    (["--horizon", "3"], "--horizon"),
-    (["--horizon", "many"], "--horizon"),
-    (["--seeds", "0"], "--seeds"),
-    (["--constants", "maybe"], "--constants"),
-    (["--repeats", "-1"], "--repeats"),
-    (["--bogus"], "--bogus"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["--horizon", "0"], "--horizon"),
+        (["--horizon", "3"], "--horizon"),
+        (["--horizon", "many"], "--horizon"),
+        (["--seeds", "0"], "--seeds"),
+        (["--constants", "maybe"], "--constants"),
+        (["--repeats", "-1"], "--repeats"),
+        (["--bogus"], "--bogus"),
+    ],
+)
 def test_bad_arguments_are_one_line_errors(capsys, args, match):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["figure1", *args])
@@ -167,21 +190,25 @@ def test_bad_arguments_from_the_shell(tmp_path):
     assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    proc = _cli("figure1", "--horizon", "10", "--tuned-file", str(bad), "--out", str(tmp_path),
-                fast_compile=False)
+    proc = _cli(
+        "figure1", "--horizon", "10", "--tuned-file", str(bad), "--out", str(tmp_path), fast_compile=False
+    )
     assert proc.returncode == 2 and proc.stderr.startswith("error: tuned constants file")
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert not (tmp_path / "figure1.npz").exists()
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(horizon=3), r"horizon=3 .*\[4, inf\)"),
-    (dict(seeds=0), "seeds=0"),
-    (dict(constants="paper"), "constants='paper'"),
-    (dict(baselines="yes"), "baselines='yes'"),
-    (dict(repeats=0), "repeats=0"),
-    (dict(seeds=1001, constants="tuned"), "tuning seeds|tuned on"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(horizon=3), r"horizon=3 .*\[4, inf\)"),
+        (dict(seeds=0), "seeds=0"),
+        (dict(constants="paper"), "constants='paper'"),
+        (dict(baselines="yes"), "baselines='yes'"),
+        (dict(repeats=0), "repeats=0"),
+        (dict(seeds=1001, constants="tuned"), "tuning seeds|tuned on"),
+    ],
+)
 def test_run_rejects_invalid_values_before_running(kwargs, match, tmp_path):
     with pytest.raises(ValueError, match=match):
         figure1.run(**{"horizon": 10, "out": tmp_path, **kwargs})
@@ -191,7 +218,7 @@ def test_run_rejects_invalid_values_before_running(kwargs, match, tmp_path):
 def test_run_rejects_an_output_path_that_is_a_file(tmp_path):
     target = tmp_path / "file"
     target.write_text("")
-    with pytest.raises(ValueError, match="out=.*not a directory"):
+    with pytest.raises(ValueError, match=r"out=.*not a directory"):
         figure1.run(10, 2, target, constants="theory")
 
 
@@ -200,7 +227,7 @@ def test_tuned_file_errors_name_the_file(tmp_path):
         figure1.load_tuned(tmp_path / "missing.json")
     wrong = tmp_path / "wrong.json"
     wrong.write_text(json.dumps({"format": "something else", "methods": {}}))
-    with pytest.raises(ValueError, match="wrong.json.*not a jaxbandit.figure1.tuned"):
+    with pytest.raises(ValueError, match=r"wrong\.json.*not a jaxbandit\.figure1\.tuned"):
         figure1.load_tuned(wrong)
     data = _committed()
     data["methods"]["gadaoful"]["noise"]["pareto"]["best"]["tau0"] = -1.0
@@ -224,4 +251,6 @@ def test_noise_selector_draws_exactly_the_family():
         got = jax.vmap(lambda k: chosen.sample(k, 0)[0])(keys)
         want = jax.vmap(lambda k: family.sample(k, 0)[0])(keys)
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-        np.testing.assert_allclose(float(chosen.moment_bound(0.4)), float(family.moment_bound(0.4)), rtol=1e-6)
+        np.testing.assert_allclose(
+            float(chosen.moment_bound(0.4)), float(family.moment_bound(0.4)), rtol=1e-6
+        )

@@ -1,5 +1,6 @@
 """LinTS (Agrawal & Goyal 2013) against the float64 NumPy loop of tests/reference_lin_ts.py, and its
 contract as a randomised algorithm: keys, determinism, vmap batch invariance, validation, finiteness."""
+
 import math
 
 import jax
@@ -32,10 +33,20 @@ def _draws(seed, T, d):
 
 # (label, T, d, factory arguments, the reference's v from the paper's formula or the constant)
 CASES = [
-    ("formula defaults", 300, 5, {"lam": 1.0, "R": 1.0},
-     lambda T, d: ref.scale(d, R=1.0, epsilon=1.0 / math.log(T), delta=1.0 / T)),
-    ("formula, given epsilon and delta", 300, 5, {"lam": 0.7, "R": 0.2, "epsilon": 0.5, "delta": 0.05},
-     lambda T, d: ref.scale(d, R=0.2, epsilon=0.5, delta=0.05)),
+    (
+        "formula defaults",
+        300,
+        5,
+        {"lam": 1.0, "R": 1.0},
+        lambda T, d: ref.scale(d, R=1.0, epsilon=1.0 / math.log(T), delta=1.0 / T),
+    ),
+    (
+        "formula, given epsilon and delta",
+        300,
+        5,
+        {"lam": 0.7, "R": 0.2, "epsilon": 0.5, "delta": 0.05},
+        lambda T, d: ref.scale(d, R=0.2, epsilon=0.5, delta=0.05),
+    ),
     ("constant v", 300, 5, {"lam": 2.0, "v": 0.3}, lambda T, d: 0.3),
     ("constant v, LAPACK Cholesky", 80, 17, {"lam": 1.0, "v": 0.5}, lambda T, d: 0.5),
 ]
@@ -47,7 +58,7 @@ def test_matches_reference_in_float64(x64, label, T, d, kwargs, v_ref):
     th, X, eta = random_stream(3, T, K, d)
 
     @jax.jit
-    def run(th, X, eta, hypers):   # every hyperparameter traced
+    def run(th, X, eta, hypers):  # every hyperparameter traced
         alg = lin_ts(T, d, **hypers)
         return jb.simulate(alg, _replay(th, X, eta), jax.random.key(seed), horizon=T)
 
@@ -59,7 +70,7 @@ def test_matches_reference_in_float64(x64, label, T, d, kwargs, v_ref):
 
 
 T_S, K_S, D_S = 120, 6, 5
-ENV_S = _replay(*random_stream(11, T_S, K_S, D_S))   # one environment, so that runs share compilations
+ENV_S = _replay(*random_stream(11, T_S, K_S, D_S))  # one environment, so that runs share compilations
 
 
 def _actions(alg, seed):
@@ -77,9 +88,9 @@ def test_same_key_is_bitwise_equal_and_keys_differ():
 def test_v_zero_is_greedy_ridge():
     greedy = _actions(jb.oful(T_S, D_S, lam=0.5, beta=0.0), 0)
     alg = lin_ts(T_S, D_S, lam=0.5, v=0.0)
-    for seed in (0, 1):                                   # without exploration the key is irrelevant
+    for seed in (0, 1):  # without exploration the key is irrelevant
         np.testing.assert_array_equal(_actions(alg, seed), greedy)
-    assert len(np.unique(greedy)) > 1                     # the comparison is not between constant runs
+    assert len(np.unique(greedy)) > 1  # the comparison is not between constant runs
 
 
 def test_vmap_over_keys_equals_single_runs_bitwise():
@@ -99,7 +110,9 @@ def test_vmap_over_keys_equals_single_runs_bitwise():
     for i in range(keys.shape[0]):
         alone = single(keys[i])
         for field in alone._fields:
-            np.testing.assert_array_equal(np.asarray(getattr(batched, field)[i]), np.asarray(getattr(alone, field)))
+            np.testing.assert_array_equal(
+                np.asarray(getattr(batched, field)[i]), np.asarray(getattr(alone, field))
+            )
     assert len({tuple(a) for a in np.asarray(batched.action)}) == keys.shape[0]
 
 
@@ -107,14 +120,14 @@ def test_vmap_over_keys_equals_single_runs_bitwise():
 def test_cholesky_times_is_the_lower_factor_and_batch_invariant(x64, d):
     rng = np.random.default_rng(d)
     G = rng.normal(size=(4, d, d))
-    A = np.linalg.inv(np.eye(d) + G @ np.swapaxes(G, 1, 2))   # inverse Gram matrices
+    A = np.linalg.inv(np.eye(d) + G @ np.swapaxes(G, 1, 2))  # inverse Gram matrices
     z = rng.normal(size=(4, d))
     batched = np.asarray(jax.jit(jax.vmap(cholesky_times))(A, z))
     single = jax.jit(cholesky_times)
     for i in range(4):
         np.testing.assert_array_equal(batched[i], np.asarray(single(A[i], z[i])))
         np.testing.assert_allclose(batched[i], np.linalg.cholesky(A[i]) @ z[i], rtol=1e-10, atol=1e-12)
-    indefinite = np.diag(np.r_[np.ones(d - 1), -1e-12])     # rounding-level negative eigenvalue
+    indefinite = np.diag(np.r_[np.ones(d - 1), -1e-12])  # rounding-level negative eigenvalue
     assert np.all(np.isfinite(np.asarray(single(indefinite, z[0]))))
 
 

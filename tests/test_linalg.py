@@ -1,12 +1,14 @@
 """Shared linear algebra: Sherman–Morrison against a direct inverse, the V-norm projection's KKT."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference import project_v_ball
 
 from jaxbandit.core.linalg import argmax_lowest, ellipsoid_norm, project_ball_in_metric, sherman_morrison
-from reference import project_v_ball
 
 
 def random_spd(rng, d, spread):
@@ -25,8 +27,9 @@ def kkt_residuals(theta, theta_tilde, V, S):
 
 
 @pytest.mark.parametrize("seed", range(8))
-@pytest.mark.parametrize("d, spread, iters", [(10, 10.0, 8), (10, 1e4, 8), (10, 1e6, 11), (3, 1e4, 8),
-                                              (24, 1e3, 8)])   # d = 24 takes the LAPACK path
+@pytest.mark.parametrize(
+    "d, spread, iters", [(10, 10.0, 8), (10, 1e4, 8), (10, 1e6, 11), (3, 1e4, 8), (24, 1e3, 8)]
+)  # d = 24 takes the LAPACK path
 def test_projection_kkt_outside(x64, seed, d, spread, iters):
     rng = np.random.default_rng(seed)
     S = 1.0
@@ -34,8 +37,7 @@ def test_projection_kkt_outside(x64, seed, d, spread, iters):
     theta_tilde = rng.normal(size=d) * np.exp(rng.uniform(-2, 2, size=d))
     theta_tilde *= rng.uniform(1.01, 100.0) / np.linalg.norm(theta_tilde)
     A = np.linalg.inv(V)
-    theta = np.asarray(project_ball_in_metric(jnp.asarray(theta_tilde), jnp.asarray((A + A.T) / 2), S,
-                                              iters))
+    theta = np.asarray(project_ball_in_metric(jnp.asarray(theta_tilde), jnp.asarray((A + A.T) / 2), S, iters))
     mu, stationarity, n = kkt_residuals(theta, theta_tilde, V, S)
     # solving with I + μA costs about cond·eps of accuracy; exact to 1e-12 up to cond 1e4
     tol = max(1e-12, 1e-16 * spread)
@@ -55,13 +57,17 @@ def test_projection_identity_inside_the_ball(x64):
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), scale=st.floats(0.01, 100.0), S=st.floats(0.1, 10.0),
-       log_spread=st.floats(0.0, 6.0))
+@given(
+    seed=st.integers(0, 10**6),
+    scale=st.floats(0.01, 100.0),
+    S=st.floats(0.1, 10.0),
+    log_spread=st.floats(0.0, 6.0),
+)
 def test_projection_properties(seed, scale, S, log_spread):
     """KKT (float32 precision), idempotence and the identity inside the ball, for random inputs."""
     rng = np.random.default_rng(seed)
     d = int(rng.integers(1, 12))
-    V = random_spd(rng, d, 10 ** log_spread)
+    V = random_spd(rng, d, 10**log_spread)
     A = jnp.asarray(np.linalg.inv(V), jnp.float32)
     theta_tilde = jnp.asarray(rng.normal(size=d) * scale, jnp.float32)
     theta = project_ball_in_metric(theta_tilde, A, S)
@@ -85,7 +91,7 @@ def test_projection_properties(seed, scale, S, log_spread):
             return float((th - tt) @ V32 @ (th - tt))
 
         assert objective(np.asarray(theta, np.float64)) <= objective(exact) * (1 + 10 * bound) + 1e-9
-    again = project_ball_in_metric(theta, A, S)         # idempotent: a feasible point stays put
+    again = project_ball_in_metric(theta, A, S)  # idempotent: a feasible point stays put
     np.testing.assert_allclose(np.asarray(again), np.asarray(theta), atol=1e-5 * S)
 
 
@@ -114,7 +120,7 @@ def test_projection_runs_stop_on_their_own_under_vmap():
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), weight=st.floats(1e-6, 1e3))
+@given(seed=st.integers(0, 10**6), weight=st.floats(1e-6, 1e3))
 def test_sherman_morrison_matches_direct_inverse(seed, weight):
     rng = np.random.default_rng(seed)
     d = int(rng.integers(1, 12))
@@ -138,7 +144,7 @@ def test_ellipsoid_norm_batches_over_arms():
 
 
 def test_ties_go_to_the_lowest_index():
-    scores = jnp.asarray([0.5, 1.0, 1.0 - 1e-9, 0.2], jnp.float32)   # index 2 equals index 1 in float32
+    scores = jnp.asarray([0.5, 1.0, 1.0 - 1e-9, 0.2], jnp.float32)  # index 2 equals index 1 in float32
     assert int(argmax_lowest(scores, jnp.float32(1.0))) == 1
     scores = jnp.asarray([0.5, 1.0 - 1e-8, 1.0, 0.2], jnp.float32)
     assert int(argmax_lowest(scores, jnp.float32(1.0))) == 1
@@ -147,8 +153,9 @@ def test_ties_go_to_the_lowest_index():
 
 # --- the batch-invariant sums and the robustness of Sherman–Morrison and the projection ---
 
+
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), d=st.integers(1, 40), lead=st.integers(1, 5))
+@given(seed=st.integers(0, 10**6), d=st.integers(1, 40), lead=st.integers(1, 5))
 def test_unrolled_sums_match_numpy(seed, d, lead):
     """dot/matvec/norm (unrolled up to DOT_UNROLL_MAX_DIM = 32, XLA above) against float64 NumPy."""
     from jaxbandit.core.linalg import dot, matvec, norm
@@ -158,17 +165,23 @@ def test_unrolled_sums_match_numpy(seed, d, lead):
     b = rng.normal(size=d)
     A = rng.normal(size=(d + 1, d))
     with jax.enable_x64(True):
-        np.testing.assert_allclose(np.asarray(dot(jnp.asarray(a), jnp.asarray(b))), a @ b, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(np.asarray(matvec(jnp.asarray(A), jnp.asarray(a))), a @ A.T, rtol=1e-12,
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(dot(jnp.asarray(a), jnp.asarray(b))), a @ b, rtol=1e-12, atol=1e-12
+        )
+        np.testing.assert_allclose(
+            np.asarray(matvec(jnp.asarray(A), jnp.asarray(a))), a @ A.T, rtol=1e-12, atol=1e-12
+        )
         np.testing.assert_allclose(np.asarray(norm(jnp.asarray(a))), np.linalg.norm(a, axis=-1), rtol=1e-13)
     got = np.asarray(dot(jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)), np.float64)
     assert np.all(np.abs(got - a @ b) <= 4 * d * np.finfo(np.float32).eps * (np.abs(a) @ np.abs(b)) + 1e-6)
 
 
 @settings(max_examples=15, deadline=None)
-@given(seed=st.integers(0, 10 ** 6), n=st.integers(1, 30),
-       log_w=st.lists(st.floats(-6.0, 6.0), min_size=30, max_size=30))
+@given(
+    seed=st.integers(0, 10**6),
+    n=st.integers(1, 30),
+    log_w=st.lists(st.floats(-6.0, 6.0), min_size=30, max_size=30),
+)
 def test_a_sequence_of_sherman_morrison_updates_matches_a_direct_inverse(seed, n, log_w):
     rng = np.random.default_rng(seed)
     d = int(rng.integers(1, 12))

@@ -1,4 +1,5 @@
 """Noise families: zero means and (1+ε)-moment bounds against Monte Carlo and scipy quadrature."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,14 +17,17 @@ def draws(family, n=N, seed=0):
     return np.asarray(eta, np.float64), np.asarray(scale, np.float64)
 
 
-@pytest.mark.parametrize("family, eps", [
-    (jb.noise.gaussian(0.7), 1.0),
-    (jb.noise.gaussian(2.0), 0.3),
-    (jb.noise.student_t(3.0), 1.0),
-    (jb.noise.student_t(5.0, scale=0.5), 0.5),
-    (jb.noise.symmetric_pareto(4.0, scale=1.0), 1.0),
-    (jb.noise.pareto(4.0, 1.0), 1.0),
-])
+@pytest.mark.parametrize(
+    "family, eps",
+    [
+        (jb.noise.gaussian(0.7), 1.0),
+        (jb.noise.gaussian(2.0), 0.3),
+        (jb.noise.student_t(3.0), 1.0),
+        (jb.noise.student_t(5.0, scale=0.5), 0.5),
+        (jb.noise.symmetric_pareto(4.0, scale=1.0), 1.0),
+        (jb.noise.pareto(4.0, 1.0), 1.0),
+    ],
+)
 def test_light_enough_tails_match_monte_carlo(family, eps):
     """Families with a finite (2+2ε)-moment: the CLT applies to |η|^{1+ε}, so compare within 5 SE."""
     eta, _ = draws(family)
@@ -31,24 +35,28 @@ def test_light_enough_tails_match_monte_carlo(family, eps):
     assert abs(eta.mean()) <= 5 * eta.std() / np.sqrt(N)
     m = np.abs(eta) ** p
     nu = float(family.moment_bound(eps))
-    assert abs(m.mean() - nu ** p) <= 5 * m.std() / np.sqrt(N), (m.mean(), nu ** p)
+    assert abs(m.mean() - nu**p) <= 5 * m.std() / np.sqrt(N), (m.mean(), nu**p)
 
 
 def test_closed_forms_against_scipy():
     assert float(jb.noise.student_t(3.0).moment_bound(1.0)) == pytest.approx(np.sqrt(3.0), rel=1e-6)
     for df, eps, scale in [(3.0, 1.0, 1.0), (2.5, 0.4, 2.0), (1.8, 0.5, 1.0)]:
         p = 1 + eps
-        want = scale * integrate.quad(lambda x: abs(x) ** p * stats.t.pdf(x, df), -np.inf, np.inf)[0] ** (1 / p)
+        want = scale * integrate.quad(lambda x: abs(x) ** p * stats.t.pdf(x, df), -np.inf, np.inf)[0] ** (
+            1 / p
+        )
         got = float(jb.noise.student_t(df, scale).moment_bound(eps))
         assert got == pytest.approx(want, rel=1e-5)
     for sigma, eps in [(1.0, 1.0), (0.3, 0.2)]:
         p = 1 + eps
-        want = integrate.quad(lambda x: abs(x) ** p * stats.norm.pdf(x, scale=sigma), -np.inf, np.inf)[0] ** (1 / p)
+        want = integrate.quad(lambda x: abs(x) ** p * stats.norm.pdf(x, scale=sigma), -np.inf, np.inf)[0] ** (
+            1 / p
+        )
         assert float(jb.noise.gaussian(sigma).moment_bound(eps)) == pytest.approx(want, rel=1e-5)
     for a, eps in [(1.5, 0.4), (3.0, 1.0)]:
         p = 1 + eps
         dens = lambda x: 0.5 * a * (1 + abs(x)) ** (-a - 1)
-        want = (2 * integrate.quad(lambda x: x ** p * dens(x), 0, np.inf)[0]) ** (1 / p)
+        want = (2 * integrate.quad(lambda x: x**p * dens(x), 0, np.inf)[0]) ** (1 / p)
         assert float(jb.noise.symmetric_pareto(a).moment_bound(eps)) == pytest.approx(want, rel=1e-5)
 
 
@@ -56,10 +64,11 @@ def test_closed_forms_against_scipy():
 def test_centred_pareto_moment_against_scipy_quad(x64, a, xm, eps):
     p = 1 + eps
     mu = a * xm / (a - 1)
-    dens = lambda x: a * xm ** a / x ** (a + 1)
+    dens = lambda x: a * xm**a / x ** (a + 1)
     lower = integrate.quad(lambda x: (mu - x) ** p * dens(x), xm, mu, epsabs=0, epsrel=1e-12)[0]
-    upper = integrate.quad(lambda x: (x - mu) ** p * dens(x), mu, np.inf, epsabs=0, epsrel=1e-12,
-                           limit=500)[0]
+    upper = integrate.quad(lambda x: (x - mu) ** p * dens(x), mu, np.inf, epsabs=0, epsrel=1e-12, limit=500)[
+        0
+    ]
     want = (lower + upper) ** (1 / p)
     got = float(jb.noise.pareto(a, xm).moment_bound(eps))
     assert got == pytest.approx(want, rel=1e-8)
@@ -78,7 +87,7 @@ def test_heavy_pareto_mean_is_zero_and_tail_is_pareto():
     x = eta + 3.0
     for q in (10.0, 100.0, 1000.0):
         frac = np.mean(x > q)
-        assert frac == pytest.approx(q ** -1.5, rel=5 * np.sqrt(1 / (frac * x.size)) + 0.02)
+        assert frac == pytest.approx(q**-1.5, rel=5 * np.sqrt(1 / (frac * x.size)) + 0.02)
 
 
 def test_heteroscedastic_reveals_its_scale():
@@ -87,8 +96,9 @@ def test_heteroscedastic_reveals_its_scale():
     assert scale.min() >= 0.5 - 1e-6 and scale.max() <= 2.0 + 1e-6
     z = eta / scale
     assert abs(z.mean()) < 0.01 and abs(z.std() - 1.0) < 0.01
-    sched = jb.noise.heteroscedastic(jb.noise.gaussian(1.0), low=0.5, high=2.0,
-                                     schedule=lambda t: 1.0 + t / 100.0)
+    sched = jb.noise.heteroscedastic(
+        jb.noise.gaussian(1.0), low=0.5, high=2.0, schedule=lambda t: 1.0 + t / 100.0
+    )
     _, s = sched.sample(jax.random.key(0), jnp.int32(50))
     assert float(s) == pytest.approx(1.5)
     _, s = sched.sample(jax.random.key(0), jnp.int32(500))
@@ -101,7 +111,7 @@ def test_environment_reveals_scaled_nu():
     state = env.init(jax.random.key(0))
     rnd = env.stream.draw(jax.random.key(1), state.theta_star, jnp.int32(0))
     _, fb = env.respond(state, rnd, jnp.int32(0), jnp.int32(0))
-    _, s = fam.sample(jax.random.split(jax.random.key(1))[1], jnp.int32(0))   # the round's noise key
+    _, s = fam.sample(jax.random.split(jax.random.key(1))[1], jnp.int32(0))  # the round's noise key
     assert float(fb.nu) == pytest.approx(float(s) * np.sqrt(3.0), rel=1e-5)
 
 

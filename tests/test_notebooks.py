@@ -1,5 +1,6 @@
 """The notebooks run top to bottom (tiny horizon) in a kernel on this interpreter, and stay in step with
 notebooks/make_notebooks.py, with no outputs stored."""
+
 import asyncio
 import importlib.util
 import json
@@ -26,9 +27,15 @@ def _kernelspec(root: Path) -> None:
     any machine (the default 'python3' spec may resolve to another python on PATH)."""
     spec = root / "kernels" / KERNEL
     spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "jaxbandit tests", "language": "python"}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "jaxbandit tests",
+                "language": "python",
+            }
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -43,15 +50,21 @@ def executed(tmp_path_factory):
         clients = []
         for name in NAMES:
             out = tmp_path_factory.mktemp(name.split(".")[0])
-            env = dict(os.environ,
-                       JAXBANDIT_NOTEBOOK_HORIZON=str(HORIZON), JAXBANDIT_NOTEBOOK_SEEDS=str(SEEDS),
-                       JAXBANDIT_NOTEBOOK_OUT=str(out), PYDEVD_DISABLE_FILE_VALIDATION="1",
-                       # At T = 32 a run is all XLA compilation; this level compiles ~3x faster.
-                       XLA_FLAGS=" ".join(filter(None, [os.environ.get("XLA_FLAGS"),
-                                                        "--xla_backend_optimization_level=0"])))
+            env = dict(
+                os.environ,
+                JAXBANDIT_NOTEBOOK_HORIZON=str(HORIZON),
+                JAXBANDIT_NOTEBOOK_SEEDS=str(SEEDS),
+                JAXBANDIT_NOTEBOOK_OUT=str(out),
+                PYDEVD_DISABLE_FILE_VALIDATION="1",
+                # At T = 32 a run is all XLA compilation; this level compiles ~3x faster.
+                XLA_FLAGS=" ".join(
+                    filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])
+                ),
+            )
             nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-            client = NotebookClient(nb, timeout=600, kernel_name=KERNEL,
-                                    resources={"metadata": {"path": str(NOTEBOOKS)}})
+            client = NotebookClient(
+                nb, timeout=600, kernel_name=KERNEL, resources={"metadata": {"path": str(NOTEBOOKS)}}
+            )
             clients.append((name, nb, out, client.async_execute(env=env)))
 
         async def run_all():
@@ -59,9 +72,17 @@ def executed(tmp_path_factory):
 
         outcomes = asyncio.run(run_all())
     for (name, nb, out, _), outcome in zip(clients, outcomes):
-        text = outcome if isinstance(outcome, BaseException) else "\n".join(
-            o.get("text", "") for c in nb.cells if c.cell_type == "code"
-            for o in c.get("outputs", []) if o.get("output_type") == "stream")
+        text = (
+            outcome
+            if isinstance(outcome, BaseException)
+            else "\n".join(
+                o.get("text", "")
+                for c in nb.cells
+                if c.cell_type == "code"
+                for o in c.get("outputs", [])
+                if o.get("output_type") == "stream"
+            )
+        )
         runs[name] = (text, out)
     return runs
 
@@ -76,7 +97,7 @@ def result_of(executed, name):
 @pytest.mark.slow
 def test_quickstart_runs(executed):
     text, out = result_of(executed, "quickstart.ipynb")
-    assert f"jaxbandit from the checkout {ROOT.resolve()}" in text       # found the repo, no pip
+    assert f"jaxbandit from the checkout {ROOT.resolve()}" in text  # found the repo, no pip
     assert "running on cpu" in text or "running on gpu" in text
     res = jb.SweepResult.load(out / "quickstart.npz")
     assert res.dims == ("C", "beta_scale", "seed", "round")
@@ -101,8 +122,8 @@ def test_figure1_runs(executed):
         assert c.shape == (SEEDS, HORIZON) and np.all(np.isfinite(c)), key
         assert np.all(np.diff(c, axis=1) >= 0), key
     tuning_seeds = set(meta["tuned_file"]["methods"]["gadaoful"]["seeds"])
-    assert tuning_seeds and not tuning_seeds & set(meta["seeds"])       # tuned on other seeds
-    assert "GAdaOFUL/CR =" in text and "ratio" in text                  # the claims cell ran
+    assert tuning_seeds and not tuning_seeds & set(meta["seeds"])  # tuned on other seeds
+    assert "GAdaOFUL/CR =" in text and "ratio" in text  # the claims cell ran
 
 
 def _generator():
@@ -119,7 +140,8 @@ def test_notebooks_are_generated_and_carry_no_outputs(name):
     nbformat.validate(nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(not c.outputs and c.execution_count is None for c in code)
-    assert "REPO_URL" in code[0].source and "pip" in code[0].source    # the first cell installs
+    assert "REPO_URL" in code[0].source and "pip" in code[0].source  # the first cell installs
     gen = _generator()
-    assert path.read_text() == gen.render(gen.NOTEBOOKS[name]), \
+    assert path.read_text() == gen.render(gen.NOTEBOOKS[name]), (
         "run python notebooks/make_notebooks.py after editing it"
+    )

@@ -6,6 +6,7 @@ The 10⁶-round measurement, and float32-vs-float64 regret over seeds on long ru
 ``benchmarks/long_horizon.py``; here at most T = 2·10⁵ keeps CI fast (tests/test_cr_hvt_ucb.py compares
 regret in distribution on short runs).
 """
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -52,10 +53,18 @@ def feed(make_alg, x, r):
 # still leaves the UCB widths (∝ √‖x‖²_{V⁻¹}) within 5e-4 of float64. CR-Hvt-UCB runs fewer rounds only
 # because its rounds (with the projection) cost more.
 LONG_ALGS = {
-    "cr_hvt_ucb": (lambda T: jb.cr_hvt_ucb(T, D, eps=1.0, nu=3 ** 0.5, corruption=100.0, beta_scale=1e-4),
-                   lambda s: np.asarray(s.theta, np.float64), 30_000, 2e-4),
-    "oful": (lambda T: jb.oful(T, D, lam=1.0, beta=1.0),
-             lambda s: np.asarray(s.V_inv, np.float64) @ np.asarray(s.b, np.float64), 200_000, 1e-3),
+    "cr_hvt_ucb": (
+        lambda T: jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=100.0, beta_scale=1e-4),
+        lambda s: np.asarray(s.theta, np.float64),
+        30_000,
+        2e-4,
+    ),
+    "oful": (
+        lambda T: jb.oful(T, D, lam=1.0, beta=1.0),
+        lambda s: np.asarray(s.V_inv, np.float64) @ np.asarray(s.b, np.float64),
+        200_000,
+        1e-3,
+    ),
 }
 
 
@@ -63,7 +72,7 @@ LONG_ALGS = {
 @pytest.mark.parametrize("name", list(LONG_ALGS))
 def test_float32_inverse_stays_accurate_over_a_long_horizon(name):
     factory, theta_of, T, tol = LONG_ALGS[name]
-    make_alg = lambda: factory(T)   # noqa: E731
+    make_alg = lambda: factory(T)
     x, r = forced_stream(T)
     s32 = feed(make_alg, x, r)
     with jax.enable_x64(True):
@@ -72,12 +81,12 @@ def test_float32_inverse_stays_accurate_over_a_long_horizon(name):
     A64 = np.asarray(s64.V_inv, np.float64)
     assert A32.dtype == np.float32 and A64.dtype == np.float64
     assert all(np.all(np.isfinite(np.asarray(leaf))) for leaf in jax.tree_util.tree_leaves(s32))
-    assert np.array_equal(A32, A32.T)                               # Sherman–Morrison keeps exact symmetry
+    assert np.array_equal(A32, A32.T)  # Sherman–Morrison keeps exact symmetry
     ev32 = np.linalg.eigvalsh(A32.astype(np.float64))
     ev64 = np.linalg.eigvalsh(A64)
-    assert ev32[0] > 0                                               # positive definite
+    assert ev32[0] > 0  # positive definite
     np.testing.assert_allclose(ev32, ev64, rtol=1e-3)
-    if name == "oful":                                               # V is known exactly: λI + Σ x xᵀ
+    if name == "oful":  # V is known exactly: λI + Σ x xᵀ
         x32 = x.astype(np.float32).astype(np.float64)
         V = np.eye(D) + x32.T @ x32
     else:
@@ -104,8 +113,11 @@ def _streams():
         return np.asarray(jax.vmap(lambda k: family.sample(k, jnp.int32(0))[0])(keys), np.float64)
 
     noises = {
-        "±1e30": 1e30 * sign, "±inf": np.inf * sign, "+inf": np.full(T_X, np.inf),
-        "-inf": np.full(T_X, -np.inf), "1e30 spikes": spikes,
+        "±1e30": 1e30 * sign,
+        "±inf": np.inf * sign,
+        "+inf": np.full(T_X, np.inf),
+        "-inf": np.full(T_X, -np.inf),
+        "1e30 spikes": spikes,
         "t(1.01)": family_draws(jb.noise.student_t(1.01), 1),
         "pareto(1.01)": family_draws(jb.noise.pareto(1.01), 2),
         "symmetric_pareto(1.01)": family_draws(jb.noise.symmetric_pareto(1.01), 3),
@@ -129,17 +141,27 @@ def _contexts():
     return X, th / np.linalg.norm(th)
 
 
-EXTREME_ALGS = {
-    "cr_hvt_ucb": lambda C: jb.cr_hvt_ucb(T_X, D_X, eps=0.5, nu=1.0, corruption=C, beta_scale=1e-2),
-    "oful": lambda C: jb.oful(T_X, D_X, lam=1.0, beta=1.0),
-    "cw_oful": lambda C: jb.cw_oful(T_X, D_X, corruption=C),
-    "heavy_oful": lambda C: jb.heavy_oful(T_X, D_X, eps=1.0, nu=1.0, beta_scale=1e-2),
-    # tiny σ_min and ν: the weight 1/(ασ²) of a round would overflow float32 without the σ floor
-    "cr_hvt_ucb tiny sigma": lambda C: jb.cr_hvt_ucb(T_X, D_X, eps=1.0, nu=1e-30, sigma_min=1e-30,
-                                                     corruption=C, beta_scale=1e-2),
-    "heavy_oful tiny sigma": lambda C: jb.heavy_oful(T_X, D_X, eps=1.0, nu=1e-30, sigma_min=1e-30,
-                                                     beta_scale=1e-2),
-}
+def _registered(name):
+    """A registered algorithm with its theory constants, for a budget C (ε = 0.5, ν = 1)."""
+    spec = jb.registry.algorithm(name)
+    return lambda C: spec.make(jb.registry.Problem(T_X, D_X, eps=0.5, nu=1.0, corruption=C))
+
+
+EXTREME_ALGS = {name: _registered(name) for name in jb.registry.names()}
+# tiny σ_min and ν: the weight 1/(ασ²) of a round would overflow float32 without the σ floor
+EXTREME_ALGS.update(
+    {
+        "cr_hvt_ucb tiny sigma": lambda C: jb.cr_hvt_ucb(
+            T_X, D_X, eps=1.0, nu=1e-30, sigma_min=1e-30, corruption=C, beta_scale=1e-2
+        ),
+        "heavy_oful tiny sigma": lambda C: jb.heavy_oful(
+            T_X, D_X, eps=1.0, nu=1e-30, sigma_min=1e-30, beta_scale=1e-2
+        ),
+        "gadaoful tiny sigma": lambda C: jb.gadaoful(
+            T_X, D_X, nu=1e-30, sigma_min=1e-30, corruption=C, constants="theory", beta_scale=1e-2
+        ),
+    }
+)
 
 
 @pytest.mark.parametrize("alg_name", list(EXTREME_ALGS))
@@ -155,10 +177,15 @@ def test_state_stays_finite_under_extreme_input(alg_name):
     @jax.vmap
     def run(eta, budget, C):
         alg = EXTREME_ALGS[alg_name](C)
-        env = jb.envs.replay(theta_star=jnp.asarray(th, jnp.float32), contexts=jnp.asarray(X, jnp.float32),
-                             noise=eta, corruption=jb.corruption.flip(budget))
-        carry, traj = rollout(alg, env, init_carry(alg, env, jax.random.key(0)),
-                              jnp.arange(T_X, dtype=jnp.int32))
+        env = jb.envs.replay(
+            theta_star=jnp.asarray(th, jnp.float32),
+            contexts=jnp.asarray(X, jnp.float32),
+            noise=eta,
+            corruption=jb.corruption.flip(budget),
+        )
+        carry, traj = rollout(
+            alg, env, init_carry(alg, env, jax.random.key(0)), jnp.arange(T_X, dtype=jnp.int32)
+        )
         return carry.alg_state, traj
 
     state, traj = run(etas, budgets, Cs)
@@ -168,7 +195,7 @@ def test_state_stays_finite_under_extreme_input(alg_name):
         assert np.all(np.isfinite(np.asarray(traj.regret[i]))), (alg_name, label)
         assert np.all(np.asarray(traj.regret[i]) >= 0)
         theta = getattr(state, "theta", None)
-        if theta is not None:                                            # the estimators constrained to ‖θ‖ ≤ S
+        if theta is not None:  # the estimators constrained to ‖θ‖ ≤ S
             assert np.linalg.norm(np.asarray(theta[i], np.float64)) <= 1.0 + 1e-5, (alg_name, label)
     # the adversary never spends beyond its budget, however large the rewards
     spent = np.abs(np.asarray(traj.corruption, np.float64)).sum(axis=1)
@@ -181,7 +208,7 @@ def test_sherman_morrison_handles_zero_and_infinite_weights():
     A = jnp.eye(3, dtype=jnp.float32) * 0.5
     u = jnp.asarray([1.0, 0.0, 0.0], jnp.float32)
     np.testing.assert_array_equal(np.asarray(sherman_morrison(A, u, jnp.float32(0.0))), np.asarray(A))
-    limit = np.asarray(sherman_morrison(A, u, jnp.float32(np.inf)))      # V + ∞·uuᵀ: no variance along u
+    limit = np.asarray(sherman_morrison(A, u, jnp.float32(np.inf)))  # V + ∞·uuᵀ: no variance along u
     np.testing.assert_allclose(limit, np.diag([0.0, 0.5, 0.5]), atol=1e-7)
     huge = np.asarray(sherman_morrison(A, u, jnp.float32(1e38)))
     assert np.all(np.isfinite(huge))

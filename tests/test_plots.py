@@ -1,4 +1,5 @@
 """Plots, loglog_slope and the ``plot`` CLI, on synthetic results whose curves are known in closed form."""
+
 import subprocess
 import sys
 
@@ -6,30 +7,31 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
 
-import jaxbandit as jb  # noqa: E402
-from jaxbandit import cli, plots  # noqa: E402
+import jaxbandit as jb
+from jaxbandit import cli, plots
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-ROUNDS = np.unique(np.round(np.logspace(0, 3, 40)).astype(int))   # 1..1000, log-spaced
+ROUNDS = np.unique(np.round(np.logspace(0, 3, 40)).astype(int))  # 1..1000, log-spaced
 SEED_FACTORS = np.array([0.9, 1.0, 1.2])
 
 
 def synthetic(rounds=ROUNDS):
     """A: c·√t (sublinear), B: c·0.3·t (linear), per seed scaled by SEED_FACTORS, c = 1 + C/100."""
-    C = np.array([100.0, 0.0, 10.0])             # deliberately unsorted
+    C = np.array([100.0, 0.0, 10.0])  # deliberately unsorted
     t = rounds.astype(float)
-    shapes = np.stack([np.sqrt(t), 0.3 * t])      # [alg, round]
+    shapes = np.stack([np.sqrt(t), 0.3 * t])  # [alg, round]
     scale = 1.0 + C / 100.0
     cum = shapes[:, None, None, :] * scale[None, :, None, None] * SEED_FACTORS[None, None, :, None]
     return jb.SweepResult(
         dims=("algorithm", "C", "seed", "round"),
         coords={"algorithm": np.array(["A", "B"]), "C": C, "seed": np.arange(3), "round": rounds},
         data={"cumulative_regret": cum, "corruption_spent": np.zeros_like(cum)},
-        meta={"horizon": int(rounds[-1])})
+        meta={"horizon": int(rounds[-1])},
+    )
 
 
 def stderr(x):
@@ -46,10 +48,17 @@ def test_regret_curves_mean_band_and_png(tmp_path):
     res = synthetic()
     ax = plots.plot_regret_curves(res, title="t")
     lines = ax.get_lines()
-    assert [ln.get_label() for ln in lines] == ["A, C=100", "A, C=0", "A, C=10", "B, C=100", "B, C=0", "B, C=10"]
+    assert [ln.get_label() for ln in lines] == [
+        "A, C=100",
+        "A, C=0",
+        "A, C=10",
+        "B, C=100",
+        "B, C=0",
+        "B, C=10",
+    ]
     # A at C=0: mean over seeds of SEED_FACTORS·√t
     np.testing.assert_allclose(lines[1].get_ydata(), SEED_FACTORS.mean() * np.sqrt(ROUNDS))
-    assert len(ax.collections) == 6                                   # one s.e. band per line
+    assert len(ax.collections) == 6  # one s.e. band per line
     assert ax.get_xscale() == "linear"
     path = tmp_path / "curves.png"
     plots.save_figure(ax.figure, path)
@@ -57,7 +66,7 @@ def test_regret_curves_mean_band_and_png(tmp_path):
 
 
 def test_regret_curves_loglog_and_given_axes():
-    fig, (a1, a2) = plt.subplots(1, 2)
+    _fig, (a1, a2) = plt.subplots(1, 2)
     out = plots.plot_regret_curves(synthetic().sel(algorithm="A"), ax=a2, loglog=True)
     assert out is a2 and not a1.get_lines()
     assert (a2.get_xscale(), a2.get_yscale()) == ("log", "log")
@@ -72,12 +81,12 @@ def test_regret_curves_loglog_and_given_axes():
 def test_final_vs_C_is_the_frontier_with_standard_errors():
     res = synthetic()
     ax = plots.plot_final_vs(res, "C", logx=True)
-    assert ax.get_xscale() == "symlog"                                # C includes 0
+    assert ax.get_xscale() == "symlog"  # C includes 0
     assert [c.get_label() for c in ax.containers] == ["A", "B"]
     T = ROUNDS[-1]
     for container, shape in zip(ax.containers, (np.sqrt(T), 0.3 * T)):
-        line, caps, (bars,) = container
-        np.testing.assert_allclose(line.get_xdata(), [0.0, 10.0, 100.0])   # sorted by C
+        line, _caps, (bars,) = container
+        np.testing.assert_allclose(line.get_xdata(), [0.0, 10.0, 100.0])  # sorted by C
         finals = shape * (1 + np.array([0.0, 10.0, 100.0])[:, None] / 100) * SEED_FACTORS
         np.testing.assert_allclose(line.get_ydata(), finals.mean(axis=1))
         half_widths = [(seg[1, 1] - seg[0, 1]) / 2 for seg in bars.get_segments()]
@@ -98,28 +107,32 @@ def test_runtime_loglog_with_fitted_slopes(tmp_path):
     labels = [t.get_text() for t in ax.get_legend().get_texts()]
     assert labels == ["linear (slope 1.00)", "quadratic (slope 2.00)"]
     # with repeats the marker is the median and the bar spans min..max
-    line, caps, (bars,) = ax.containers[0]
-    np.testing.assert_allclose(line.get_ydata(), 1e-8 * T ** 2 * 1.0)
-    np.testing.assert_allclose([seg[:, 1] for seg in bars.get_segments()],
-                               np.stack([1e-8 * T ** 2 * 0.9, 1e-8 * T ** 2 * 1.3], axis=1))
+    line, _caps, (bars,) = ax.containers[0]
+    np.testing.assert_allclose(line.get_ydata(), 1e-8 * T**2 * 1.0)
+    np.testing.assert_allclose(
+        [seg[:, 1] for seg in bars.get_segments()], np.stack([1e-8 * T**2 * 0.9, 1e-8 * T**2 * 1.3], axis=1)
+    )
     plots.save_figure(ax.figure, tmp_path / "rt.png")
     assert (tmp_path / "rt.png").read_bytes()[:8] == PNG_MAGIC
 
 
-@pytest.mark.parametrize("runtimes, match", [
-    ({}, "non-empty dict"),
-    ({"a": [1, 2, 3]}, "pair"),
-    ({"a": ([1, 2], [1.0])}, "shape \\(1,\\)"),
-    ({"a": ([1, 2], [1.0, 0.0])}, "seconds must be finite numbers in \\(0, inf\\)"),
-    ({"a": ([0, 2], [1.0, 1.0])}, "horizons must be finite"),
-])
+@pytest.mark.parametrize(
+    "runtimes, match",
+    [
+        ({}, "non-empty dict"),
+        ({"a": [1, 2, 3]}, "pair"),
+        ({"a": ([1, 2], [1.0])}, "shape \\(1,\\)"),
+        ({"a": ([1, 2], [1.0, 0.0])}, "seconds must be finite numbers in \\(0, inf\\)"),
+        ({"a": ([0, 2], [1.0, 1.0])}, "horizons must be finite"),
+    ],
+)
 def test_runtime_validation(runtimes, match):
     with pytest.raises(ValueError, match=match):
         plots.plot_runtime(runtimes)
 
 
 def test_loglog_slope_recovers_known_exponents():
-    slopes = jb.loglog_slope(synthetic())                             # [algorithm, C]
+    slopes = jb.loglog_slope(synthetic())  # [algorithm, C]
     assert slopes.shape == (2, 3)
     np.testing.assert_allclose(slopes[0], 0.5, atol=1e-9)
     np.testing.assert_allclose(slopes[1], 1.0, atol=1e-9)
@@ -131,9 +144,12 @@ def test_loglog_slope_recovers_known_exponents():
 def test_loglog_slope_window_and_nan():
     # t^0.3 early, t^0.8 late: the default window (second half) sees only the late exponent
     t = np.arange(1, 201, dtype=float)
-    curve = np.where(t <= 50, t ** 0.3, 50 ** 0.3 * (t / 50) ** 0.8)
-    res = jb.SweepResult(("seed", "round"), {"seed": np.arange(2), "round": np.arange(1, 201)},
-                         {"cumulative_regret": np.stack([curve, curve])})
+    curve = np.where(t <= 50, t**0.3, 50**0.3 * (t / 50) ** 0.8)
+    res = jb.SweepResult(
+        ("seed", "round"),
+        {"seed": np.arange(2), "round": np.arange(1, 201)},
+        {"cumulative_regret": np.stack([curve, curve])},
+    )
     assert float(jb.loglog_slope(res)) == pytest.approx(0.8, abs=1e-9)
     zero = jb.SweepResult(res.dims, res.coords, {"cumulative_regret": np.zeros((2, 200))})
     assert np.isnan(jb.loglog_slope(zero))
@@ -142,21 +158,23 @@ def test_loglog_slope_window_and_nan():
             jb.loglog_slope(res, start=bad)
     with pytest.raises(ValueError, match="per_seed='no' is invalid"):
         jb.loglog_slope(res, per_seed="no")
-    short = jb.SweepResult(res.dims, {"seed": np.arange(2), "round": np.array([10, 200])},
-                           {"cumulative_regret": np.ones((2, 2))})
+    short = jb.SweepResult(
+        res.dims, {"seed": np.arange(2), "round": np.array([10, 200])}, {"cumulative_regret": np.ones((2, 2))}
+    )
     with pytest.raises(ValueError, match="only 1 recorded round"):
         jb.loglog_slope(short)
 
 
 def test_loglog_fit_of_power_laws_and_bad_input():
     from jaxbandit.report.analysis import loglog_fit
+
     t = np.linspace(1.0, 50.0, 40)
-    np.testing.assert_allclose(loglog_fit(t, np.stack([2.0 * t ** 0.5, t ** 1.5])), [0.5, 1.5], atol=1e-12)
-    assert np.isnan(loglog_fit(t, np.where(t > 10, t, 0.0)))       # log 0: undefined
-    assert np.isnan(loglog_fit(t[:1], t[:1]))                        # one point: no slope
+    np.testing.assert_allclose(loglog_fit(t, np.stack([2.0 * t**0.5, t**1.5])), [0.5, 1.5], atol=1e-12)
+    assert np.isnan(loglog_fit(t, np.where(t > 10, t, 0.0)))  # log 0: undefined
+    assert np.isnan(loglog_fit(t[:1], t[:1]))  # one point: no slope
     with pytest.raises(ValueError, match="x has shape"):
         loglog_fit(t, t[:-1])
-    with pytest.raises(ValueError, match="x is invalid .* in \\(0, inf\\)"):
+    with pytest.raises(ValueError, match=r"x is invalid .* in \(0, inf\)"):
         loglog_fit(t - 1.0, t)
 
 
@@ -164,7 +182,7 @@ def test_panels_one_per_first_grid_axis_value():
     fig = plots.plot_panels(synthetic())
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["C=100", "C=0", "C=10"]
-    assert all(len(ax.get_lines()) == 2 for ax in visible)            # one per algorithm
+    assert all(len(ax.get_lines()) == 2 for ax in visible)  # one per algorithm
     single = plots.plot_panels(synthetic().sel(C=0.0), loglog=True)
     assert len(single.axes) == 1 and single.axes[0].get_yscale() == "log"
     with pytest.raises(ValueError, match="by='algorithm' is invalid"):
@@ -172,6 +190,7 @@ def test_panels_one_per_first_grid_axis_value():
 
 
 # ---- the plot CLI -------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def saved(tmp_path):
@@ -204,7 +223,9 @@ def test_plot_cli_errors_are_one_line(saved, tmp_path, capsys):
     _one_line_error(capsys, ["plot", str(text)], "FILE=", "not a .npz archive")
     other = tmp_path / "other.npz"
     np.savez(other, x=np.arange(3))
-    _one_line_error(capsys, ["plot", str(other)], "FILE=", "not a jaxbandit sweep result", "cumulative_regret")
+    _one_line_error(
+        capsys, ["plot", str(other)], "FILE=", "not a jaxbandit sweep result", "cumulative_regret"
+    )
     saved.with_suffix(".json").write_text("{ not json")
     _one_line_error(capsys, ["plot", str(saved)], "FILE=", "not a jaxbandit result")
     _one_line_error(capsys, ["plot", str(other), "--out", str(tmp_path / "x.pdf")], "FILE=")
@@ -213,17 +234,34 @@ def test_plot_cli_errors_are_one_line(saved, tmp_path, capsys):
 
 
 def test_plot_cli_as_a_module(saved):
-    ok = subprocess.run([sys.executable, "-m", "jaxbandit", "plot", str(saved), "--loglog"],
-                        capture_output=True, text=True, timeout=120)
+    ok = subprocess.run(
+        [sys.executable, "-m", "jaxbandit", "plot", str(saved), "--loglog"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert ok.returncode == 0, ok.stderr
     assert (saved.parent / "sweep-loglog.png").exists()
-    bad = subprocess.run([sys.executable, "-m", "jaxbandit", "plot", str(saved.parent / "nope")],
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "jaxbandit", "plot", str(saved.parent / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2
-    assert bad.stderr.startswith("error: FILE=") and bad.stderr.count("\n") == 1 and "Traceback" not in bad.stderr
+    assert (
+        bad.stderr.startswith("error: FILE=")
+        and bad.stderr.count("\n") == 1
+        and "Traceback" not in bad.stderr
+    )
 
 
 def test_default_demo_arguments_unchanged():
     args = cli.build_parser().parse_args([])
-    assert (args.command, args.horizon, args.seeds, str(args.out), args.progress) == \
-        (None, 2000, 5, "out/demo", True)
+    assert (args.command, args.horizon, args.seeds, str(args.out), args.progress) == (
+        None,
+        2000,
+        5,
+        "out/demo",
+        True,
+    )

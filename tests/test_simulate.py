@@ -1,4 +1,5 @@
 """simulate and sweep: vmap equals a loop, no recompilation, named axes, common random numbers."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,8 +36,9 @@ def test_vmap_over_seeds_equals_a_loop():
     for i in range(4):
         one = run(keys[i])
         np.testing.assert_array_equal(np.asarray(batched.action[i]), np.asarray(one.action))
-        np.testing.assert_allclose(np.asarray(batched.regret[i]), np.asarray(one.regret), rtol=1e-5,
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(batched.regret[i]), np.asarray(one.regret), rtol=1e-5, atol=1e-6
+        )
 
 
 def test_sweep_matches_single_runs_and_names_axes():
@@ -70,15 +72,15 @@ def test_chunked_sweep_equals_one_chunk_and_checkpoints_subsample():
     full = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=2)
     chunked = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=2, chunk_size=50, record=25)
     np.testing.assert_array_equal(chunked.coords["round"], [25, 50, 75, 100, 120])
-    np.testing.assert_allclose(chunked.cumulative_regret,
-                               full.cumulative_regret[..., chunked.coords["round"] - 1], rtol=1e-6)
+    np.testing.assert_allclose(
+        chunked.cumulative_regret, full.cumulative_regret[..., chunked.coords["round"] - 1], rtol=1e-6
+    )
     logs = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=2, record=("log", 5))
     assert logs.coords["round"][0] == 1 and logs.coords["round"][-1] == T
 
 
 def test_several_algorithms_share_streams():
-    algs = {"cr": make_alg,
-            "hvt": lambda p: jb.hvt_ucb(T, D, eps=1.0, nu=1.0, beta_scale=p["beta_scale"])}
+    algs = {"cr": make_alg, "hvt": lambda p: jb.hvt_ucb(T, D, eps=1.0, nu=1.0, beta_scale=p["beta_scale"])}
     res = jb.sweep(algs, make_env, {"C": [0.0], "beta_scale": [0.05]}, horizon=T, seeds=2)
     assert res.dims[0] == "algorithm"
     # with C = 0 both are the same algorithm on the same streams
@@ -110,6 +112,12 @@ def test_replay_runs_the_given_stream():
     alg = jb.cr_hvt_ucb(30, 3, eps=1.0, nu=1.0, corruption=0.0, beta_scale=1e-4)
     out = jb.simulate(alg, env, jax.random.key(0), horizon=30)
     means = X @ th
-    np.testing.assert_allclose(np.asarray(out.regret), means.max(1) - means[np.arange(30), np.asarray(out.action)],
-                               rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(out.reward), means[np.arange(30), np.asarray(out.action)], rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(out.regret),
+        means.max(1) - means[np.arange(30), np.asarray(out.action)],
+        rtol=1e-5,
+        atol=1e-6,
+    )
+    np.testing.assert_allclose(
+        np.asarray(out.reward), means[np.arange(30), np.asarray(out.action)], rtol=1e-5
+    )

@@ -1,5 +1,6 @@
 """Bad concrete input raises a ValueError naming the parameter, its value and the valid range; traced
 input (inside a user's jit/vmap) is accepted unchecked."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -46,8 +47,9 @@ def linear(**kw):
 
 def stream(T_=T, K_=K, d=D):
     rng = np.random.default_rng(0)
-    return dict(theta_star=np.ones(d) / np.sqrt(d), contexts=rng.normal(size=(T_, K_, d)),
-                noise=rng.normal(size=T_))
+    return dict(
+        theta_star=np.ones(d) / np.sqrt(d), contexts=rng.normal(size=(T_, K_, d)), noise=rng.normal(size=T_)
+    )
 
 
 def replay(**kw):
@@ -64,7 +66,7 @@ def with_inf(shape, index, value=np.inf):
 
 def sweep(grid, make_alg=None, **kw):
     make_alg = make_alg or (lambda p: cr(corruption=p["C"]))
-    make_env = lambda p: linear(corruption=jb.corruption.flip(p["C"]))   # noqa: E731
+    make_env = lambda p: linear(corruption=jb.corruption.flip(p["C"]))
     args = dict(horizon=T, seeds=1)
     args.update(kw)
     return jb.sweep(make_alg, make_env, grid, **args)
@@ -74,8 +76,9 @@ GOOD_ENV = None  # built lazily below
 
 
 def sim(alg=None, env=None, key=0, horizon=T):
-    return jb.simulate(alg if alg is not None else oful(), env if env is not None else linear(), key,
-                       horizon=horizon)
+    return jb.simulate(
+        alg if alg is not None else oful(), env if env is not None else linear(), key, horizon=horizon
+    )
 
 
 # (id, thunk, substrings the message must contain: the parameter=value, and the valid range)
@@ -169,19 +172,38 @@ CASES = [
     ("pareto x_min", lambda: jb.noise.pareto(2.0, x_min=0.0), ["x_min=0.0", "(0, inf)"]),
     ("sym pareto shape", lambda: jb.noise.symmetric_pareto(0.5), ["shape=0.5", "(1, inf)"]),
     ("sym pareto scale", lambda: jb.noise.symmetric_pareto(2.0, scale=0.0), ["scale=0.0", "(0, inf)"]),
-    ("hetero base", lambda: jb.noise.heteroscedastic(jb.corruption.none()), ["base=Adversary", "noise family"]),
+    (
+        "hetero base",
+        lambda: jb.noise.heteroscedastic(jb.corruption.none()),
+        ["base=Adversary", "noise family"],
+    ),
     ("hetero low", lambda: jb.noise.heteroscedastic(jb.noise.gaussian(), low=0.0), ["low=0.0", "(0, inf)"]),
-    ("hetero high<low", lambda: jb.noise.heteroscedastic(jb.noise.gaussian(), low=2.0, high=1.0),
-     ["high=1.0", "low=2.0"]),
-    ("hetero schedule", lambda: jb.noise.heteroscedastic(jb.noise.gaussian(), schedule=3.0),
-     ["schedule=3.0", "function"]),
-    ("check_moment pareto", lambda: jb.noise.pareto(1.5).check_moment(1.0),
-     ["eps=1.0", "pareto(shape=1.5)", "(0, 0.5)"]),
-    ("check_moment t", lambda: jb.noise.student_t(1.5).check_moment(0.6),
-     ["eps=0.6", "student_t(df=1.5)", "(0, 0.5)"]),
+    (
+        "hetero high<low",
+        lambda: jb.noise.heteroscedastic(jb.noise.gaussian(), low=2.0, high=1.0),
+        ["high=1.0", "low=2.0"],
+    ),
+    (
+        "hetero schedule",
+        lambda: jb.noise.heteroscedastic(jb.noise.gaussian(), schedule=3.0),
+        ["schedule=3.0", "function"],
+    ),
+    (
+        "check_moment pareto",
+        lambda: jb.noise.pareto(1.5).check_moment(1.0),
+        ["eps=1.0", "pareto(shape=1.5)", "(0, 0.5)"],
+    ),
+    (
+        "check_moment t",
+        lambda: jb.noise.student_t(1.5).check_moment(0.6),
+        ["eps=0.6", "student_t(df=1.5)", "(0, 0.5)"],
+    ),
     ("check_moment eps", lambda: jb.noise.gaussian().check_moment(0.0), ["eps=0.0", "(0, 1]"]),
-    ("moment_bound infinite", lambda: jb.noise.symmetric_pareto(1.2).moment_bound(0.5),
-     ["eps=0.5", "symmetric_pareto(shape=1.2)", "(0, 0.2)"]),
+    (
+        "moment_bound infinite",
+        lambda: jb.noise.symmetric_pareto(1.2).moment_bound(0.5),
+        ["eps=0.5", "symmetric_pareto(shape=1.2)", "(0, 0.2)"],
+    ),
     ("raw pareto bound", lambda: jb.noise.raw_pareto_moment_bound(1.2, 1.0, 0.4), ["eps=0.4", "(0, 0.2)"]),
     # --- adversaries ---
     ("flip neg", lambda: jb.corruption.flip(-1.0), ["budget=-1.0", "[0, inf]"]),
@@ -197,39 +219,71 @@ CASES = [
     ("linear num_arms float", lambda: linear(num_arms=2.5), ["num_arms=2.5", ">= 1"]),
     ("linear S", lambda: linear(S=0.0), ["S=0.0", "(0, inf)"]),
     ("linear L", lambda: linear(L=-1.0), ["L=-1.0", "(0, inf)"]),
-    ("linear noise is an adversary", lambda: linear(noise=jb.corruption.flip(1.0)),
-     ["noise=Adversary", "noise family"]),
+    (
+        "linear noise is an adversary",
+        lambda: linear(noise=jb.corruption.flip(1.0)),
+        ["noise=Adversary", "noise family"],
+    ),
     ("linear noise is a number", lambda: linear(noise=1.0), ["noise=1.0", "noise family"]),
-    ("linear corruption is noise", lambda: linear(corruption=jb.noise.gaussian()),
-     ["corruption=NoiseFamily", "adversary"]),
+    (
+        "linear corruption is noise",
+        lambda: linear(corruption=jb.noise.gaussian()),
+        ["corruption=NoiseFamily", "adversary"],
+    ),
     ("linear corruption is a number", lambda: linear(corruption=100.0), ["corruption=100.0", "adversary"]),
-    ("linear infinite moment", lambda: linear(noise=jb.noise.pareto(1.5), eps=1.0),
-     ["eps=1.0", "pareto(shape=1.5)", "(0, 0.5)"]),
+    (
+        "linear infinite moment",
+        lambda: linear(noise=jb.noise.pareto(1.5), eps=1.0),
+        ["eps=1.0", "pareto(shape=1.5)", "(0, 0.5)"],
+    ),
     ("linear eps range", lambda: linear(eps=1.5), ["eps=1.5", "(0, 1]"]),
     # --- replay environment ---
     ("replay noise length", lambda: replay(noise=np.zeros(T + 1)), ["noise has shape", f"({T},)", "horizon"]),
     ("replay theta dim", lambda: replay(theta_star=np.ones(D + 1)), ["theta_star has shape", f"({D},)"]),
     ("replay contexts 2-D", lambda: replay(contexts=np.ones((T, D))), ["contexts has shape", "[T, K, d]"]),
-    ("replay contexts empty", lambda: replay(contexts=np.ones((0, K, D)), noise=np.zeros(0)),
-     ["contexts has shape", ">= 1"]),
-    ("replay contexts inf", lambda: replay(contexts=with_inf((T, K, D), (3, 1, 2))),
-     ["contexts[3, 1, 2]=inf", "finite"]),
-    ("replay contexts nan", lambda: replay(contexts=with_inf((T, K, D), (0, 0, 0), np.nan)),
-     ["contexts[0, 0, 0]=nan", "finite"]),
-    ("replay theta nan", lambda: replay(theta_star=with_inf((D,), 1, np.nan)), ["theta_star[1]=nan", "finite"]),
+    (
+        "replay contexts empty",
+        lambda: replay(contexts=np.ones((0, K, D)), noise=np.zeros(0)),
+        ["contexts has shape", ">= 1"],
+    ),
+    (
+        "replay contexts inf",
+        lambda: replay(contexts=with_inf((T, K, D), (3, 1, 2))),
+        ["contexts[3, 1, 2]=inf", "finite"],
+    ),
+    (
+        "replay contexts nan",
+        lambda: replay(contexts=with_inf((T, K, D), (0, 0, 0), np.nan)),
+        ["contexts[0, 0, 0]=nan", "finite"],
+    ),
+    (
+        "replay theta nan",
+        lambda: replay(theta_star=with_inf((D,), 1, np.nan)),
+        ["theta_star[1]=nan", "finite"],
+    ),
     ("replay contexts bool", lambda: replay(contexts=np.ones((T, K, D), bool)), ["contexts", "bool"]),
-    ("replay contexts f32 overflow", lambda: replay(contexts=with_inf((T, K, D), (0, 0, 0), 1e39)),
-     ["contexts", "overflow float32"]),
+    (
+        "replay contexts f32 overflow",
+        lambda: replay(contexts=with_inf((T, K, D), (0, 0, 0), 1e39)),
+        ["contexts", "overflow float32"],
+    ),
     ("replay noise nan", lambda: replay(noise=with_inf((T,), 7, np.nan)), ["noise[7]=nan", "NaN"]),
     ("replay noise str", lambda: replay(noise=["a"] * T), ["noise=", "real numbers"]),
     ("replay nu shape", lambda: replay(nu=np.ones(T - 1)), ["nu has shape", f"({T},)"]),
     ("replay nu negative", lambda: replay(nu=-1.0), ["nu=-1.0", "(0, inf)"]),
-    ("replay corruption type", lambda: replay(corruption=jb.noise.gaussian()),
-     ["corruption=NoiseFamily", "adversary"]),
+    (
+        "replay corruption type",
+        lambda: replay(corruption=jb.noise.gaussian()),
+        ["corruption=NoiseFamily", "adversary"],
+    ),
     # --- simulate ---
     ("simulate horizon 0", lambda: sim(horizon=0), ["horizon=0", ">= 1"]),
     ("simulate horizon str", lambda: sim(horizon="10"), ["horizon='10'", ">= 1"]),
-    ("simulate horizon > replay", lambda: sim(env=replay(), horizon=T + 1), [f"horizon={T + 1}", f"[1, {T}]"]),
+    (
+        "simulate horizon > replay",
+        lambda: sim(env=replay(), horizon=T + 1),
+        [f"horizon={T + 1}", f"[1, {T}]"],
+    ),
     ("simulate alg is env", lambda: sim(alg=linear()), ["alg=Environment", "jb.Algorithm"]),
     ("simulate env is noise", lambda: sim(env=jb.noise.gaussian()), ["env=NoiseFamily", "jb.Environment"]),
     ("simulate key str", lambda: sim(key="seed"), ["key='seed'", "int seed"]),
@@ -245,18 +299,39 @@ CASES = [
     ("sweep reserved name", lambda: sweep({"seed": [1.0]}), ["'seed'", "identifier"]),
     ("sweep not a dict", lambda: sweep([1.0, 2.0]), ["grid=[1.0, 2.0]", "dict"]),
     ("sweep missing parameter", lambda: sweep({"D": [1.0]}), ["'C'", "does not define"]),
-    ("sweep f32 rounding", lambda: sweep({"C": [1.0], "delta": [0.5, 1 - 1e-9]},
-                                         make_alg=lambda p: cr(corruption=p["C"], delta=p["delta"])),
-     ["delta=1", "(0, 1)"]),
+    (
+        "sweep f32 rounding",
+        lambda: sweep(
+            {"C": [1.0], "delta": [0.5, 1 - 1e-9]}, make_alg=lambda p: cr(corruption=p["C"], delta=p["delta"])
+        ),
+        ["delta=1", "(0, 1)"],
+    ),
     ("sweep f32 overflow", lambda: sweep({"C": [1.0, 1e39]}), ["grid['C']", "1e+39", "overflows float32"]),
-    ("sweep environment param", lambda: jb.sweep(lambda p: oful(), lambda p: linear(S=p["S"]),
-                                                  {"S": [1.0, 0.0]}, horizon=T),
-     ["S=0", "S=0.0", "(0, inf)"]),
-    ("sweep noise param", lambda: jb.sweep(lambda p: oful(), lambda p: linear(noise=jb.noise.student_t(p["df"])),
-                                            {"df": [3.0, 0.9]}, horizon=T), ["df=0.9", "(1, inf)"]),
-    ("sweep moment param", lambda: jb.sweep(
-        lambda p: oful(), lambda p: linear(noise=jb.noise.pareto(1.5), eps=p["eps"]), {"eps": [0.2, 0.7]},
-        horizon=T), ["eps=0.7", "(0, 0.5)"]),
+    (
+        "sweep environment param",
+        lambda: jb.sweep(lambda p: oful(), lambda p: linear(S=p["S"]), {"S": [1.0, 0.0]}, horizon=T),
+        ["S=0", "S=0.0", "(0, inf)"],
+    ),
+    (
+        "sweep noise param",
+        lambda: jb.sweep(
+            lambda p: oful(),
+            lambda p: linear(noise=jb.noise.student_t(p["df"])),
+            {"df": [3.0, 0.9]},
+            horizon=T,
+        ),
+        ["df=0.9", "(1, inf)"],
+    ),
+    (
+        "sweep moment param",
+        lambda: jb.sweep(
+            lambda p: oful(),
+            lambda p: linear(noise=jb.noise.pareto(1.5), eps=p["eps"]),
+            {"eps": [0.2, 0.7]},
+            horizon=T,
+        ),
+        ["eps=0.7", "(0, 0.5)"],
+    ),
     ("sweep horizon", lambda: sweep({"C": [1.0]}, horizon=0), ["horizon=0", ">= 1"]),
     ("sweep seeds 0", lambda: sweep({"C": [1.0]}, seeds=0), ["seeds=0", ">= 1"]),
     ("sweep seeds negative", lambda: sweep({"C": [1.0]}, seeds=[-1]), ["seeds=[-1]", "non-negative"]),
@@ -265,10 +340,16 @@ CASES = [
     ("sweep record rounds", lambda: sweep({"C": [1.0]}, record=[0, 5]), ["record rounds", f"[1, {T}]"]),
     ("sweep chunk_size", lambda: sweep({"C": [1.0]}, chunk_size=0), ["chunk_size=0", ">= 1"]),
     ("sweep key", lambda: sweep({"C": [1.0]}, key="k"), ["key='k'", "int seed"]),
-    ("sweep algorithm type", lambda: jb.sweep(jb.noise.gaussian(), linear(), horizon=T),
-     ["algorithm=NoiseFamily", "Algorithm"]),
-    ("sweep factory returns env", lambda: jb.sweep(lambda p: linear(), linear(), horizon=T),
-     ["alg=Environment", "jb.Algorithm"]),
+    (
+        "sweep algorithm type",
+        lambda: jb.sweep(jb.noise.gaussian(), linear(), horizon=T),
+        ["algorithm=NoiseFamily", "Algorithm"],
+    ),
+    (
+        "sweep factory returns env",
+        lambda: jb.sweep(lambda p: linear(), linear(), horizon=T),
+        ["alg=Environment", "jb.Algorithm"],
+    ),
 ]
 
 
@@ -282,19 +363,65 @@ def test_bad_input_raises_a_value_error_naming_it(thunk, expected):
 
 
 def test_every_public_factory_is_covered():
-    """The table above exercises each public factory (a new factory needs rows too)."""
+    """The table above exercises each public environment, noise, adversary and runner factory (a new one
+    needs rows too); every registered algorithm is covered by the registry-driven test below."""
     import inspect
+
     sources = "\n".join(inspect.getsource(c[1]) for c in CASES)
-    helpers = {"cr(": "cr_hvt_ucb", "hvt(": "hvt_ucb", "oful(": "oful", "cw(": "cw_oful", "heavy(": "heavy_oful",
-               "linear(": "linear", "replay(": "replay", "sim(": "simulate", "sweep(": "sweep"}
+    helpers = {"linear(": "linear", "replay(": "replay", "sim(": "simulate", "sweep(": "sweep"}
     covered = {name for helper, name in helpers.items() if helper in sources}
-    covered |= {name for name in ("gaussian", "student_t", "pareto", "symmetric_pareto", "heteroscedastic",
-                                  "flip", "flip_rounds", "check_moment", "raw_pareto_moment_bound",
-                                  "moment_bound") if f".{name}(" in sources}
-    want = {"cr_hvt_ucb", "hvt_ucb", "oful", "cw_oful", "heavy_oful", "linear", "replay", "simulate", "sweep",
-            "gaussian", "student_t", "pareto", "symmetric_pareto", "heteroscedastic", "flip", "flip_rounds",
-            "check_moment", "raw_pareto_moment_bound", "moment_bound"}
+    covered |= {
+        name
+        for name in (
+            "gaussian",
+            "student_t",
+            "pareto",
+            "symmetric_pareto",
+            "heteroscedastic",
+            "flip",
+            "flip_rounds",
+            "check_moment",
+            "raw_pareto_moment_bound",
+            "moment_bound",
+        )
+        if f".{name}(" in sources
+    }
+    want = {
+        "linear",
+        "replay",
+        "simulate",
+        "sweep",
+        "gaussian",
+        "student_t",
+        "pareto",
+        "symmetric_pareto",
+        "heteroscedastic",
+        "flip",
+        "flip_rounds",
+        "check_moment",
+        "raw_pareto_moment_bound",
+        "moment_bound",
+    }
     assert want <= covered, want - covered
+
+
+@pytest.mark.parametrize("name", jb.registry.names())
+def test_every_registered_algorithm_names_its_bad_input(name):
+    """Each free constant, each piece of knowledge and each size: a bad value raises a ValueError that
+    names it, before anything is traced."""
+    spec = jb.registry.algorithm(name)
+    problem = jb.registry.Problem(T, D, eps=1.0, nu=1.0, corruption=1.0)
+    theory = spec.theory(problem)
+    for key in spec.grid:
+        for bad in (NAN, -1.0):
+            with pytest.raises(ValueError, match=f"{key}={bad!r} is invalid"):
+                spec.build(problem, {**theory, key: bad})
+    for key in spec.knowledge:
+        with pytest.raises(ValueError, match=f"{key}=-1.0 is invalid"):
+            spec.build(problem._replace(**{key: -1.0}), theory)
+    for key in ("horizon", "dim"):
+        with pytest.raises(ValueError, match=f"{key}=0 is invalid"):
+            spec.build(problem._replace(**{key: 0}), theory)
 
 
 def test_good_edge_values_are_accepted():
@@ -306,25 +433,44 @@ def test_good_edge_values_are_accepted():
     jb.corruption.flip_rounds(3.0)
     jb.noise.student_t(1.01)
     jb.noise.pareto(1.5).check_moment(0.49)
-    replay(noise=with_inf((T,), 3))                  # ±inf noise is allowed: the algorithms clamp rewards
+    replay(noise=with_inf((T,), 3))  # ±inf noise is allowed: the algorithms clamp rewards
     sim(key=jax.random.PRNGKey(0))
     sim(key=np.int32(3))
 
 
 # --- traced values are accepted, not checked ---
 
+
 def _all_factories(eps, nu, C, scale, df, shape, budget, beta_scale, lam, S):
     algs = [
-        jb.cr_hvt_ucb(T, D, eps=eps, nu=nu, corruption=C, beta_scale=beta_scale, lam=lam, S=S, L=S,
-                      alpha=lam, delta=0.5 * eps / T, sigma_min=scale, kappa=lam + 1.0, tau0=lam),
+        jb.cr_hvt_ucb(
+            T,
+            D,
+            eps=eps,
+            nu=nu,
+            corruption=C,
+            beta_scale=beta_scale,
+            lam=lam,
+            S=S,
+            L=S,
+            alpha=lam,
+            delta=0.5 * eps / T,
+            sigma_min=scale,
+            kappa=lam + 1.0,
+            tau0=lam,
+        ),
         jb.hvt_ucb(T, D, eps=eps, nu=nu, beta_scale=beta_scale),
         jb.oful(T, D, lam=lam, beta=beta_scale, S=S, L=S, R=scale, delta=eps / 2),
         jb.cw_oful(T, D, lam=lam, alpha=scale, corruption=C, beta_scale=beta_scale),
         jb.heavy_oful(T, D, eps=eps, nu=nu, beta_scale=beta_scale, lam=lam, S=S, tol=scale * 1e-5),
     ]
-    noises = [jb.noise.gaussian(scale), jb.noise.student_t(df, scale), jb.noise.pareto(shape, scale),
-              jb.noise.symmetric_pareto(shape, scale), jb.noise.heteroscedastic(jb.noise.gaussian(scale),
-                                                                                 scale, 2.0 * scale)]
+    noises = [
+        jb.noise.gaussian(scale),
+        jb.noise.student_t(df, scale),
+        jb.noise.pareto(shape, scale),
+        jb.noise.symmetric_pareto(shape, scale),
+        jb.noise.heteroscedastic(jb.noise.gaussian(scale), scale, 2.0 * scale),
+    ]
     advs = [jb.corruption.flip(budget), jb.corruption.flip_rounds(budget)]
     return algs, noises, advs
 
@@ -336,8 +482,15 @@ def _run_everything(**p):
     algs, noises, advs = _all_factories(**p)
     total = jnp.zeros(())
     for i, alg in enumerate(algs):
-        env = jb.envs.linear(D, K, noise=noises[i % len(noises)], corruption=advs[i % len(advs)],
-                             S=p["S"], L=p["S"], eps=p["eps"])
+        env = jb.envs.linear(
+            D,
+            K,
+            noise=noises[i % len(noises)],
+            corruption=advs[i % len(advs)],
+            S=p["S"],
+            L=p["S"],
+            eps=p["eps"],
+        )
         total = total + jb.simulate(alg, env, jax.random.key(i), horizon=T).regret.sum()
     return total
 
@@ -359,6 +512,7 @@ def test_traced_values_are_accepted_under_jit_and_vmap():
 
 def test_traced_invalid_values_are_not_rejected():
     """Inside jit the numbers are unknown: the factories must build, not raise (the caller's job)."""
+
     def build(eps, C, df, budget):
         jb.cr_hvt_ucb(T, D, eps=eps, nu=1.0, corruption=C)
         jb.noise.student_t(df).check_moment(eps)

@@ -19,6 +19,7 @@ Knowledge settings (Section 4.2): ``corruption`` is C when known or an upper bou
 col:regret_nu_c), or ``"revealed"`` to use the ν_t the environment reveals each round (the known-ν_t
 setting of thm:regret_instance, e.g. heteroscedastic noise).
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -28,12 +29,20 @@ import jax.numpy as jnp
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
+from ..core.linalg import (
+    clamp_reward,
+    dot,
+    keep_finite,
+    matvec,
+    project_ball_in_metric,
+    select_ucb,
+    sherman_morrison_given,
+)
 from ..core.types import Algorithm
-from ..core.linalg import (clamp_reward, dot, keep_finite, matvec, project_ball_in_metric, select_ucb,
-                           sherman_morrison_given)
 from . import registry, robust
 
 Array = jax.Array
+
 
 class CRHvtUCBState(NamedTuple):
     """State after round t: V_t⁻¹ `[d, d]`, θ̂_{t+1} `[d]`, β_t (scalar), t (int32 scalar)."""
@@ -57,8 +66,9 @@ class CRHvtUCBConstants(NamedTuple):
     log_delta: Array  # log(2T²/δ)
 
 
-def theory_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, alpha=8.0, delta=None,
-                     sigma_min=None, kappa=None, tau0=None) -> CRHvtUCBConstants:
+def theory_constants(
+    *, horizon, dim, eps, S=1.0, L=1.0, lam=None, alpha=8.0, delta=None, sigma_min=None, kappa=None, tau0=None
+) -> CRHvtUCBConstants:
     """κ, τ₀ and the theory defaults of Algorithm 1 as ``jnp`` scalars; any may be overridden."""
     T = as_float(horizon)
     d = as_float(dim)
@@ -71,41 +81,85 @@ def theory_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, alpha=8.0, de
     if kappa is None:
         kappa = robust.kappa(dim=d, horizon=T, L=L, lam=lam, sigma_min=sigma_min, alpha=alpha)
     if tau0 is None:
-        tau0 = (jnp.sqrt(2.0 * kappa) * jnp.log(3.0 * T) ** exponent
-                / jnp.log(2.0 * T ** 2 / delta) ** (1.0 / (1.0 + eps)))
-    return CRHvtUCBConstants(lam, alpha, delta, sigma_min, as_float(kappa), as_float(tau0), exponent,
-                             jnp.log(2.0 * T ** 2 / delta))
+        tau0 = (
+            jnp.sqrt(2.0 * kappa)
+            * jnp.log(3.0 * T) ** exponent
+            / jnp.log(2.0 * T**2 / delta) ** (1.0 / (1.0 + eps))
+        )
+    return CRHvtUCBConstants(
+        lam, alpha, delta, sigma_min, as_float(kappa), as_float(tau0), exponent, jnp.log(2.0 * T**2 / delta)
+    )
 
 
 def theory_radius(t, *, consts: CRHvtUCBConstants, S):
     """β_t of def:beta before ``beta_scale``: 409 log(2T²/δ) τ₀ t^e + √(λ(2 + 4S²)), 0⁰ = 1."""
     # log(2T²/δ) comes precomputed: computed here, inside a jitted program, XLA would constant-fold it
     # with the host's libm, whose last bit can differ from the compiled log an eager call uses.
-    growth = 409.0 * consts.log_delta * consts.tau0 * jnp.power(as_float(t), consts.exponent)
+    # The constant factors are one opaque value, so that XLA cannot regroup the product with the
+    # round's t^e differently in a vmap batch than in a run alone (see robust.opaque).
+    growth = robust.opaque(409.0 * consts.log_delta * consts.tau0) * jnp.power(as_float(t), consts.exponent)
     return growth + jnp.sqrt(consts.lam * (2.0 + 4.0 * as_float(S) ** 2))
 
 
-def _validate(horizon, dim, eps, nu, corruption, S, L, lam, alpha, delta, sigma_min, beta_scale,
-              beta, kappa, tau0, newton_iters):
+def _validate(
+    horizon,
+    dim,
+    eps,
+    nu,
+    corruption,
+    S,
+    L,
+    lam,
+    alpha,
+    delta,
+    sigma_min,
+    beta_scale,
+    beta,
+    kappa,
+    tau0,
+    newton_iters,
+):
     horizon = V.check_int("horizon", horizon)
     dim = V.check_int("dim", dim)
     V.check_eps(eps)
     robust.check_nu(nu)
-    V.check_nonnegative("corruption", corruption, required=True,
-                        why="the corruption level C, or an upper bound on it")
+    V.check_nonnegative(
+        "corruption", corruption, required=True, why="the corruption level C, or an upper bound on it"
+    )
     for name, value in (("S", S), ("L", L), ("alpha", alpha), ("beta_scale", beta_scale)):
         V.check_positive(name, value, required=True)
-    for name, value in (("lam", lam), ("sigma_min", sigma_min), ("beta", beta), ("kappa", kappa),
-                        ("tau0", tau0)):
+    for name, value in (
+        ("lam", lam),
+        ("sigma_min", sigma_min),
+        ("beta", beta),
+        ("kappa", kappa),
+        ("tau0", tau0),
+    ):
         V.check_positive(name, value)
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     newton_iters = V.check_int("newton_iters", newton_iters)
     return horizon, dim, newton_iters
 
 
-def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam=None, alpha=8.0,
-               delta=None, sigma_min=None, beta_scale=1.0, beta=None, kappa=None, tau0=None,
-               newton_iters: int = 8) -> Algorithm:
+def cr_hvt_ucb(
+    horizon: int,
+    dim: int,
+    *,
+    eps,
+    nu,
+    corruption,
+    S=1.0,
+    L=1.0,
+    lam=None,
+    alpha=8.0,
+    delta=None,
+    sigma_min=None,
+    beta_scale=1.0,
+    beta=None,
+    kappa=None,
+    tau0=None,
+    newton_iters: int = 8,
+) -> Algorithm:
     """CR-Hvt-UCB, Algorithm 1, with the theory constants unless overridden.
 
     Args:
@@ -123,17 +177,45 @@ def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam
 
     Every numeric argument may be a traced scalar (a ``vmap`` axis of a sweep).
     """
-    horizon, dim, newton_iters = _validate(horizon, dim, eps, nu, corruption, S, L, lam, alpha, delta,
-                                           sigma_min, beta_scale, beta, kappa, tau0, newton_iters)
-    consts = theory_constants(horizon=horizon, dim=dim, eps=eps, S=S, L=L, lam=lam, alpha=alpha,
-                              delta=delta, sigma_min=sigma_min, kappa=kappa, tau0=tau0)
+    horizon, dim, newton_iters = _validate(
+        horizon,
+        dim,
+        eps,
+        nu,
+        corruption,
+        S,
+        L,
+        lam,
+        alpha,
+        delta,
+        sigma_min,
+        beta_scale,
+        beta,
+        kappa,
+        tau0,
+        newton_iters,
+    )
+    consts = theory_constants(
+        horizon=horizon,
+        dim=dim,
+        eps=eps,
+        S=S,
+        L=L,
+        lam=lam,
+        alpha=alpha,
+        delta=delta,
+        sigma_min=sigma_min,
+        kappa=kappa,
+        tau0=tau0,
+    )
     uses_revealed = isinstance(nu, str)
     nu_const = None if uses_revealed else as_float(nu)
     C = as_float(corruption)
     S_ = as_float(S)
 
-    radius = robust.radius_schedule(lambda t: theory_radius(t, consts=consts, S=S), beta=beta,
-                                    beta_scale=beta_scale)
+    radius = robust.radius_schedule(
+        lambda t: theory_radius(t, consts=consts, S=S), beta=beta, beta_scale=beta_scale
+    )
 
     def init() -> CRHvtUCBState:
         dtype = float_dtype()
@@ -150,20 +232,26 @@ def cr_hvt_ucb(horizon: int, dim: int, *, eps, nu, corruption, S=1.0, L=1.0, lam
     def update(state: CRHvtUCBState, x: Array, reward: Array, nu_t: Array) -> CRHvtUCBState:
         t = state.t + 1
         t_pow = jnp.power(as_float(t), consts.exponent)
-        v = matvec(state.V_inv, x)                                    # V_{t−1}⁻¹ X_t
+        v = matvec(state.V_inv, x)  # V_{t−1}⁻¹ X_t
         q = jnp.maximum(dot(x, v), 0.0)
-        x_norm = jnp.sqrt(q)                                          # ‖X_t‖_{V_{t−1}⁻¹}
-        nu_used = as_float(nu_t) if uses_revealed else nu_const
+        x_norm = jnp.sqrt(q)  # ‖X_t‖_{V_{t−1}⁻¹}
+        nu_used = as_float(nu_t) if nu_const is None else nu_const
         sqrt_alpha = jnp.sqrt(consts.alpha)
         dtype = state.theta.dtype
-        sigma = robust.adaptive_scale(                                # eq:sigma_def
-            nu_used, consts.sigma_min,
-            jnp.sqrt(2.0 * state.beta / (consts.tau0 * sqrt_alpha * t_pow)) * x_norm,
-            jnp.sqrt(C) * consts.kappa ** -0.25 * jnp.sqrt(x_norm), alpha=consts.alpha)
-        w = robust.weight(x_norm, sigma, sqrt_alpha)                  # eq:auxi_def
-        tau = robust.huber_threshold(consts.tau0, w, t_pow)           # eq:tau_def
+        # Constant factors grouped into one opaque value, and β_{t−1} multiplied by a reciprocal: the
+        # same operations in a run alone and in a vmap batch (see robust.opaque).
+        two_over = 2.0 / (robust.opaque(consts.tau0 * sqrt_alpha) * t_pow)
+        sigma = robust.adaptive_scale(  # eq:sigma_def
+            nu_used,
+            consts.sigma_min,
+            jnp.sqrt(state.beta * two_over) * x_norm,
+            robust.opaque(jnp.sqrt(C) * consts.kappa**-0.25) * jnp.sqrt(x_norm),
+            alpha=consts.alpha,
+        )
+        w = robust.weight(x_norm, sigma, sqrt_alpha)  # eq:auxi_def
+        tau = robust.huber_threshold(consts.tau0, w, t_pow)  # eq:tau_def
         # V_t⁻¹ by Sherman–Morrison, and V_t⁻¹X_t from the same v
-        V_inv, V_inv_x = sherman_morrison_given(state.V_inv, v, q, 1.0 / (consts.alpha * sigma ** 2))
+        V_inv, V_inv_x = sherman_morrison_given(state.V_inv, v, q, 1.0 / (consts.alpha * sigma**2))
         z = (clamp_reward(reward, dtype) - dot(x, state.theta)) / sigma
         # θ̃ = θ̂ − V_t⁻¹∇ℓ_t(θ̂) with ∇ℓ_t(θ̂) = −clip(z, ±τ)·X_t/σ_t (def:huber_gra)
         theta_tilde = state.theta + V_inv_x * (jnp.clip(z, -tau, tau) / sigma)
@@ -187,19 +275,44 @@ def hvt_ucb(horizon: int, dim: int, *, eps, nu, **kwargs) -> Algorithm:
 _UCB_SCALES = (1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1.0)
 _ALPHAS = (0.5, 2.0, 8.0, 32.0, 128.0)
 
-registry.register(registry.AlgorithmSpec(
-    name="cr_hvt_ucb", label="CR-Hvt-UCB", factory=cr_hvt_ucb,
-    build=lambda p, h: cr_hvt_ucb(p.horizon, p.dim, eps=p.eps, nu=p.nu, corruption=p.corruption, S=p.S,
-                                  L=p.L, beta_scale=h["beta_scale"], alpha=h["alpha"]),
-    theory=lambda p: {"beta_scale": 1.0, "alpha": 8.0},
-    grid={"beta_scale": _UCB_SCALES, "alpha": _ALPHAS}, cost="O(1)",
-    knowledge=("eps", "nu", "corruption", "S", "L"),
-    source="Tani & Futami, Algorithm 1 (the seed paper)", color="tab:blue"))
+registry.register(
+    registry.AlgorithmSpec(
+        name="cr_hvt_ucb",
+        label="CR-Hvt-UCB",
+        factory=cr_hvt_ucb,
+        build=lambda p, h: cr_hvt_ucb(
+            p.horizon,
+            p.dim,
+            eps=p.eps,
+            nu=p.nu,
+            corruption=p.corruption,
+            S=p.S,
+            L=p.L,
+            beta_scale=h["beta_scale"],
+            alpha=h["alpha"],
+        ),
+        theory=lambda p: {"beta_scale": 1.0, "alpha": 8.0},
+        grid={"beta_scale": _UCB_SCALES, "alpha": _ALPHAS},
+        cost="O(1)",
+        knowledge=("eps", "nu", "corruption", "S", "L"),
+        source="Tani & Futami, Algorithm 1 (the seed paper)",
+        color="tab:blue",
+    )
+)
 
-registry.register(registry.AlgorithmSpec(
-    name="hvt_ucb", label="Hvt-UCB", factory=hvt_ucb,
-    build=lambda p, h: hvt_ucb(p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, L=p.L,
-                               beta_scale=h["beta_scale"], alpha=h["alpha"]),
-    theory=lambda p: {"beta_scale": 1.0, "alpha": 8.0},
-    grid={"beta_scale": _UCB_SCALES, "alpha": _ALPHAS}, cost="O(1)", knowledge=("eps", "nu", "S", "L"),
-    source="Wang et al. 2025 (CR-Hvt-UCB with C = 0)", color="tab:cyan"))
+registry.register(
+    registry.AlgorithmSpec(
+        name="hvt_ucb",
+        label="Hvt-UCB",
+        factory=hvt_ucb,
+        build=lambda p, h: hvt_ucb(
+            p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, L=p.L, beta_scale=h["beta_scale"], alpha=h["alpha"]
+        ),
+        theory=lambda p: {"beta_scale": 1.0, "alpha": 8.0},
+        grid={"beta_scale": _UCB_SCALES, "alpha": _ALPHAS},
+        cost="O(1)",
+        knowledge=("eps", "nu", "S", "L"),
+        source="Wang et al. 2025 (CR-Hvt-UCB with C = 0)",
+        color="tab:cyan",
+    )
+)

@@ -21,6 +21,7 @@ Constants (their Section 4; K there is our horizon T, and the radius is constant
 
 ``beta_scale`` multiplies β (formula or constant); ``beta``/``alpha`` replace the formulas.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -31,9 +32,9 @@ import numpy as np
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
+from ..core.linalg import clamp_reward, ellipsoid_norm, matvec, select_ucb, sherman_morrison
 from ..core.types import Algorithm
 from . import registry
-from ..core.linalg import clamp_reward, ellipsoid_norm, matvec, select_ucb, sherman_morrison
 from .oful import validate_ridge
 
 Array = jax.Array
@@ -47,8 +48,9 @@ class CWOFULState(NamedTuple):
     t: Array
 
 
-def cw_oful_constants(*, horizon, dim, lam, corruption, known_corruption, S, L, R, delta, alpha=None,
-                      beta=None):
+def cw_oful_constants(
+    *, horizon, dim, lam, corruption, known_corruption, S, L, R, delta, alpha=None, beta=None
+):
     """(α, β) of He et al. (2022): Theorem 4.2 (known C) or 4.9 (unknown, C̄); β before ``beta_scale``."""
     T = as_float(horizon)
     lam = as_float(lam)
@@ -57,7 +59,7 @@ def cw_oful_constants(*, horizon, dim, lam, corruption, known_corruption, S, L, 
     C = jnp.sqrt(T) if corruption is None else as_float(corruption)
     bias = R * jnp.sqrt(as_float(dim)) + jnp.sqrt(lam) * S
     if alpha is None:
-        alpha = bias / C                       # C = 0: α = ∞, every weight 1
+        alpha = bias / C  # C = 0: α = ∞, every weight 1
     alpha = as_float(alpha)
     if beta is None:
         log_term = jnp.sqrt(as_float(dim) * jnp.log((1.0 + T * as_float(L) ** 2 / lam) / as_float(delta)))
@@ -68,8 +70,21 @@ def cw_oful_constants(*, horizon, dim, lam, corruption, known_corruption, S, L, 
     return alpha, as_float(beta)
 
 
-def cw_oful(horizon: int, dim: int, *, lam=1.0, beta=None, alpha=None, corruption=None,
-            known_corruption: bool = True, beta_scale=1.0, S=1.0, L=1.0, R=1.0, delta=None) -> Algorithm:
+def cw_oful(
+    horizon: int,
+    dim: int,
+    *,
+    lam=1.0,
+    beta=None,
+    alpha=None,
+    corruption=None,
+    known_corruption: bool = True,
+    beta_scale=1.0,
+    S=1.0,
+    L=1.0,
+    R=1.0,
+    delta=None,
+) -> Algorithm:
     """CW-OFUL, Algorithm 1 of He et al. (2022).
 
     Args:
@@ -93,15 +108,28 @@ def cw_oful(horizon: int, dim: int, *, lam=1.0, beta=None, alpha=None, corruptio
         raise ValueError(f"known_corruption={known_corruption!r} is invalid: it must be True or False")
     lam_ = as_float(lam)
     delta_ = 1.0 / as_float(horizon) if delta is None else as_float(delta)
-    alpha_, beta_ = cw_oful_constants(horizon=horizon, dim=dim, lam=lam_, corruption=corruption,
-                                      known_corruption=known_corruption, S=S, L=L, R=R, delta=delta_,
-                                      alpha=alpha, beta=beta)
+    alpha_, beta_ = cw_oful_constants(
+        horizon=horizon,
+        dim=dim,
+        lam=lam_,
+        corruption=corruption,
+        known_corruption=known_corruption,
+        S=S,
+        L=L,
+        R=R,
+        delta=delta_,
+        alpha=alpha,
+        beta=beta,
+    )
     radius = as_float(beta_scale) * beta_
 
     def init() -> CWOFULState:
         dtype = float_dtype()
-        return CWOFULState(Sigma_inv=(jnp.eye(dim, dtype=dtype) / lam_).astype(dtype),
-                           b=jnp.zeros(dim, dtype=dtype), t=jnp.zeros((), jnp.int32))
+        return CWOFULState(
+            Sigma_inv=(jnp.eye(dim, dtype=dtype) / lam_).astype(dtype),
+            b=jnp.zeros(dim, dtype=dtype),
+            t=jnp.zeros((), jnp.int32),
+        )
 
     def select(state: CWOFULState, contexts: Array) -> Array:
         theta = matvec(state.Sigma_inv, state.b)
@@ -111,24 +139,51 @@ def cw_oful(horizon: int, dim: int, *, lam=1.0, beta=None, alpha=None, corruptio
         dtype = state.b.dtype
         # line 6: the weight uses Σ_{t−1}, before this round's update; α/0 = ∞ gives w = 1
         w = jnp.minimum(1.0, alpha_.astype(dtype) / ellipsoid_norm(state.Sigma_inv, x))
-        return CWOFULState(Sigma_inv=sherman_morrison(state.Sigma_inv, x, w),
-                           b=state.b + w * clamp_reward(reward, dtype) * x, t=state.t + 1)
+        return CWOFULState(
+            Sigma_inv=sherman_morrison(state.Sigma_inv, x, w),
+            b=state.b + w * clamp_reward(reward, dtype) * x,
+            t=state.t + 1,
+        )
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
 
 
 def _theory(p: registry.Problem) -> dict:
     """Theorem 4.2's α = (R√d + √λS)/C (∞ at C = 0) with R = λ = 1, and β unscaled."""
-    alpha, _ = cw_oful_constants(horizon=p.horizon, dim=p.dim, lam=1.0, corruption=p.corruption,
-                                 known_corruption=True, S=p.S, L=p.L, R=1.0, delta=1.0 / p.horizon)
+    alpha, _ = cw_oful_constants(
+        horizon=p.horizon,
+        dim=p.dim,
+        lam=1.0,
+        corruption=p.corruption,
+        known_corruption=True,
+        S=p.S,
+        L=p.L,
+        R=1.0,
+        delta=1.0 / p.horizon,
+    )
     return {"beta_scale": 1.0, "alpha": alpha}
 
 
-registry.register(registry.AlgorithmSpec(
-    name="cw_oful", label="CW-OFUL", factory=cw_oful,
-    build=lambda p, h: cw_oful(p.horizon, p.dim, corruption=p.corruption, known_corruption=True, S=p.S,
-                               L=p.L, beta_scale=h["beta_scale"], alpha=h["alpha"]),
-    theory=_theory, grid={"beta_scale": (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0),
-                          "alpha": (0.005, 0.02, 0.1, 0.5, 2.0)},
-    cost="O(1)", knowledge=("corruption", "S", "L"),
-    source="He, Zhou, Zhang & Gu 2022, Algorithm 1 and Theorem 4.2", color="tab:green"))
+registry.register(
+    registry.AlgorithmSpec(
+        name="cw_oful",
+        label="CW-OFUL",
+        factory=cw_oful,
+        build=lambda p, h: cw_oful(
+            p.horizon,
+            p.dim,
+            corruption=p.corruption,
+            known_corruption=True,
+            S=p.S,
+            L=p.L,
+            beta_scale=h["beta_scale"],
+            alpha=h["alpha"],
+        ),
+        theory=_theory,
+        grid={"beta_scale": (1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1.0), "alpha": (0.005, 0.02, 0.1, 0.5, 2.0)},
+        cost="O(1)",
+        knowledge=("corruption", "S", "L"),
+        source="He, Zhou, Zhang & Gu 2022, Algorithm 1 and Theorem 4.2",
+        color="tab:green",
+    )
+)

@@ -25,7 +25,8 @@ Two sets of constants (``constants=``), each overridable argument by argument. S
 - ``"public"``: the GAdaOFUL authors' experiment notebook (NeXAIS/GAdaOFUL, ``gada1.ipynb``, first
   commit): λ = 0.1, k = 1/6, K = 1/4, δ = 0.001, τ₀ = 1, m₀ = 1, β = 1 constant. (That notebook starts
   with β = √λ in round 1, which picks the same arm as any β > 0 because θ̂₀ = 0. Its later versions and
-  ``GAdaOFUL.py`` use λ = 20, k = 1, m₀ = 1.5, β = 0.6 and α_C = 1 or max(1, √C).) Their C is a count of flipped rounds, not a budget.
+  ``GAdaOFUL.py`` use λ = 20, k = 1, m₀ = 1.5, β = 0.6 and α_C = 1 or max(1, √C).) Their C is a count
+  of flipped rounds, not a budget.
 - ``"theory"``: the formulas left as comments in that notebook: λ = d/S², k = K = 1, δ = 1/T,
   τ₀ = max{√(2κ), 2√d}/√log(2T²/δ), m₀ = 1/(6√(3 log(2T²/δ))),
   β_t = (64/k)(2√(κ log(2t²/δ)) + √(d log(2t²/δ))) + 5√λ S + 4√κ/k (the comment's 5√d is 5√λS at
@@ -35,6 +36,7 @@ Differences from the public code, by design: the UCB is the usual ⟨x, θ̂⟩ 
 ⟨x, θ⟩ over the ellipsoid intersected with the ball ‖θ‖ ≤ S by SLSQP), the refit is solved to ``tol``
 (the code stops SLSQP at its defaults), and ``corruption`` is a budget C on Σ|c_t|.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -43,12 +45,11 @@ import jax
 import jax.numpy as jnp
 
 from ..core import validation as V
-from . import robust_regression as rr
 from ..core.dtypes import as_float, float_dtype
-from ..core.types import Algorithm
-from . import registry
 from ..core.linalg import clamp_reward, ellipsoid_norm, keep_finite, select_ucb, sherman_morrison
-from . import robust
+from ..core.types import Algorithm
+from . import registry, robust
+from . import robust_regression as rr
 
 Array = jax.Array
 
@@ -75,7 +76,7 @@ class GAdaOFULState(NamedTuple):
 
 class GAdaOFULConstants(NamedTuple):
     lam: Array
-    reg_scale: Array   # k
+    reg_scale: Array  # k
     link_bound: Array  # K
     delta: Array
     sigma_min: Array
@@ -85,9 +86,23 @@ class GAdaOFULConstants(NamedTuple):
     alpha_c: Array
 
 
-def gadaoful_constants(*, horizon, dim, corruption, constants="public", S=1.0, L=1.0, lam=None,
-                       reg_scale=None, link_bound=None, delta=None, sigma_min=None, tau0=None, m0=None,
-                       alpha_c=None) -> GAdaOFULConstants:
+def gadaoful_constants(
+    *,
+    horizon,
+    dim,
+    corruption,
+    constants="public",
+    S=1.0,
+    L=1.0,
+    lam=None,
+    reg_scale=None,
+    link_bound=None,
+    delta=None,
+    sigma_min=None,
+    tau0=None,
+    m0=None,
+    alpha_c=None,
+) -> GAdaOFULConstants:
     """The preset's constants as ``jnp`` scalars, any of them overridden (see the module docstring)."""
     if constants not in PRESETS:
         raise ValueError(f"constants={constants!r} is invalid: it must be one of {PRESETS}")
@@ -104,7 +119,7 @@ def gadaoful_constants(*, horizon, dim, corruption, constants="public", S=1.0, L
         delta = 0.001 if public else 1.0 / T
     lam, delta = as_float(lam), as_float(delta)
     sigma_min = 1.0 / jnp.sqrt(T) if sigma_min is None else as_float(sigma_min)
-    log_delta = jnp.log(2.0 * T ** 2 / delta)
+    log_delta = jnp.log(2.0 * T**2 / delta)
     kappa = robust.kappa(dim=d, horizon=T, L=L, lam=lam, sigma_min=sigma_min)
     m1 = 1.0 / (42.0 * log_delta)
     if tau0 is None:
@@ -112,24 +127,57 @@ def gadaoful_constants(*, horizon, dim, corruption, constants="public", S=1.0, L
     if m0 is None:
         m0 = 1.0 if public else 1.0 / (6.0 * jnp.sqrt(3.0 * log_delta))
     if alpha_c is None:
-        alpha_c = jnp.maximum(jnp.sqrt(as_float(link_bound)) / (m1 ** 0.25 * d ** 0.25),
-                              jnp.sqrt(as_float(corruption)) * kappa ** -0.25)
-    return GAdaOFULConstants(lam, as_float(reg_scale), as_float(link_bound), delta, sigma_min, kappa,
-                             as_float(tau0), as_float(m0), as_float(alpha_c))
+        alpha_c = jnp.maximum(
+            jnp.sqrt(as_float(link_bound)) / (m1**0.25 * d**0.25),
+            jnp.sqrt(as_float(corruption)) * kappa**-0.25,
+        )
+    return GAdaOFULConstants(
+        lam,
+        as_float(reg_scale),
+        as_float(link_bound),
+        delta,
+        sigma_min,
+        kappa,
+        as_float(tau0),
+        as_float(m0),
+        as_float(alpha_c),
+    )
 
 
 def gadaoful_theory_radius(t, *, dim, consts: GAdaOFULConstants, S):
     """β_t = (64/k)(2√(κ log(2t²/δ)) + √(d log(2t²/δ))) + 5√λS + 4√κ/k, at max(t, 1)."""
     t = jnp.maximum(as_float(t), 1.0)
-    log_t = jnp.log(2.0 * t ** 2 / consts.delta)
+    log_t = jnp.log(2.0 * t**2 / consts.delta)
     k = consts.reg_scale
-    return ((64.0 / k) * (2.0 * jnp.sqrt(consts.kappa * log_t) + jnp.sqrt(as_float(dim) * log_t))
-            + 5.0 * jnp.sqrt(consts.lam) * as_float(S) + 4.0 * jnp.sqrt(consts.kappa) / k)
+    return (
+        (64.0 / k) * (2.0 * jnp.sqrt(consts.kappa * log_t) + jnp.sqrt(as_float(dim) * log_t))
+        + 5.0 * jnp.sqrt(consts.lam) * as_float(S)
+        + 4.0 * jnp.sqrt(consts.kappa) / k
+    )
 
 
-def gadaoful(horizon: int, dim: int, *, nu, corruption, constants: str = "public", S=1.0, L=1.0,
-             lam=None, reg_scale=None, link_bound=None, delta=None, sigma_min=None, tau0=None, m0=None,
-             alpha_c=None, beta=None, beta_scale=1.0, tol=None, max_newton_iters: int = 50) -> Algorithm:
+def gadaoful(
+    horizon: int,
+    dim: int,
+    *,
+    nu,
+    corruption,
+    constants: str = "public",
+    S=1.0,
+    L=1.0,
+    lam=None,
+    reg_scale=None,
+    link_bound=None,
+    delta=None,
+    sigma_min=None,
+    tau0=None,
+    m0=None,
+    alpha_c=None,
+    beta=None,
+    beta_scale=1.0,
+    tol=None,
+    max_newton_iters: int = 50,
+) -> Algorithm:
     """GAdaOFUL for the identity link, ``constants="public"`` (default) or ``"theory"``.
 
     Args:
@@ -154,64 +202,117 @@ def gadaoful(horizon: int, dim: int, *, nu, corruption, constants: str = "public
     if constants not in PRESETS:
         raise ValueError(f"constants={constants!r} is invalid: it must be one of {PRESETS}")
     V.check_nonnegative("corruption", corruption)
-    for name, value in (("S", S), ("L", L), ("lam", lam), ("reg_scale", reg_scale),
-                        ("link_bound", link_bound), ("sigma_min", sigma_min), ("tau0", tau0), ("m0", m0),
-                        ("beta_scale", beta_scale), ("tol", tol)):
+    for name, value in (
+        ("S", S),
+        ("L", L),
+        ("lam", lam),
+        ("reg_scale", reg_scale),
+        ("link_bound", link_bound),
+        ("sigma_min", sigma_min),
+        ("tau0", tau0),
+        ("m0", m0),
+        ("beta_scale", beta_scale),
+        ("tol", tol),
+    ):
         V.check_positive(name, value)
     V.check_nonnegative("alpha_c", alpha_c)
     V.check_nonnegative("beta", beta)
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     max_newton_iters = V.check_int("max_newton_iters", max_newton_iters)
-    consts = gadaoful_constants(horizon=horizon, dim=dim, corruption=corruption, constants=constants,
-                                S=S, L=L, lam=lam, reg_scale=reg_scale, link_bound=link_bound,
-                                delta=delta, sigma_min=sigma_min, tau0=tau0, m0=m0, alpha_c=alpha_c)
+    consts = gadaoful_constants(
+        horizon=horizon,
+        dim=dim,
+        corruption=corruption,
+        constants=constants,
+        S=S,
+        L=L,
+        lam=lam,
+        reg_scale=reg_scale,
+        link_bound=link_bound,
+        delta=delta,
+        sigma_min=sigma_min,
+        tau0=tau0,
+        m0=m0,
+        alpha_c=alpha_c,
+    )
     nu_const = None if revealed else as_float(nu)
     S_ = as_float(S)
     reg = consts.lam * consts.reg_scale
 
     if constants == "public":
         beta = 1.0 if beta is None else beta
-    radius = robust.radius_schedule(lambda t: gadaoful_theory_radius(t, dim=dim, consts=consts, S=S),
-                                    beta=beta, beta_scale=beta_scale)
+    radius = robust.radius_schedule(
+        lambda t: gadaoful_theory_radius(t, dim=dim, consts=consts, S=S), beta=beta, beta_scale=beta_scale
+    )
 
     def init() -> GAdaOFULState:
         dtype = float_dtype()
         hist = rr.empty_history(horizon, dim, dtype)
         start = rr.initial_point(dim, reg, dtype)
-        return GAdaOFULState(H_inv=(jnp.eye(dim, dtype=dtype) / consts.lam).astype(dtype),
-                             theta=jnp.zeros(dim, dtype), X_hist=hist.X, r_hist=hist.r,
-                             sigma_hist=hist.sigma, tau_hist=hist.tau, fit_theta=start.theta,
-                             fit_value=start.value, fit_grad=start.grad, fit_hess=start.hess,
-                             t=jnp.zeros((), jnp.int32))
+        return GAdaOFULState(
+            H_inv=(jnp.eye(dim, dtype=dtype) / consts.lam).astype(dtype),
+            theta=jnp.zeros(dim, dtype),
+            X_hist=hist.X,
+            r_hist=hist.r,
+            sigma_hist=hist.sigma,
+            tau_hist=hist.tau,
+            fit_theta=start.theta,
+            fit_value=start.value,
+            fit_grad=start.grad,
+            fit_hess=start.hess,
+            t=jnp.zeros((), jnp.int32),
+        )
 
     def select(state: GAdaOFULState, contexts: Array) -> Array:
         return select_ucb(contexts, state.theta, state.H_inv, radius(state.t).astype(state.theta.dtype))
 
     def update(state: GAdaOFULState, x: Array, reward: Array, nu_t: Array) -> GAdaOFULState:
         dtype = state.theta.dtype
-        x_norm = ellipsoid_norm(state.H_inv, x)                         # ‖X_t‖_{H_{t−1}⁻¹}
-        nu_used = as_float(nu_t) if revealed else nu_const
-        sigma = robust.adaptive_scale(nu_used, consts.sigma_min, x_norm / consts.m0,
-                                      consts.alpha_c * jnp.sqrt(x_norm))
+        x_norm = ellipsoid_norm(state.H_inv, x)  # ‖X_t‖_{H_{t−1}⁻¹}
+        nu_used = as_float(nu_t) if nu_const is None else nu_const
+        sigma = robust.adaptive_scale(
+            nu_used, consts.sigma_min, x_norm / consts.m0, consts.alpha_c * jnp.sqrt(x_norm)
+        )
         tau = robust.huber_threshold(consts.tau0, robust.weight(x_norm, sigma))
         reward = clamp_reward(reward, dtype)
-        hist = rr.append(rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist,
-                                    state.t), x, reward, sigma, tau)
-        start = rr.add_row(rr.Point(state.fit_theta, state.fit_value, state.fit_grad, state.fit_hess),
-                           x, reward, sigma, tau, rr.pseudo_huber)
+        hist = rr.append(
+            rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist, state.t),
+            x,
+            reward,
+            sigma,
+            tau,
+        )
+        start = rr.add_row(
+            rr.Point(state.fit_theta, state.fit_value, state.fit_grad, state.fit_hess),
+            x,
+            reward,
+            sigma,
+            tau,
+            rr.pseudo_huber,
+        )
         fit = rr.solve(start, hist, reg, S_, rr.pseudo_huber, tol=tol, max_iters=max_newton_iters)
-        H_inv = sherman_morrison(state.H_inv, x, (1.0 / sigma ** 2).astype(dtype))
+        H_inv = sherman_morrison(state.H_inv, x, (1.0 / sigma**2).astype(dtype))
         # Last-resort guards, as in CR-Hvt-UCB: a round whose arithmetic overflowed leaves the estimate,
         # H⁻¹ and the refit's warm start as they were (the history itself holds only finite values).
         fit_finite = jnp.all(jnp.asarray([jnp.all(jnp.isfinite(a)) for a in (fit.theta, *fit.point)]))
-        point = jax.tree_util.tree_map(lambda new, old: jnp.where(fit_finite, new, old), fit.point,
-                                       rr.Point(state.fit_theta, state.fit_value, state.fit_grad,
-                                                state.fit_hess))
-        return GAdaOFULState(H_inv=keep_finite(H_inv, state.H_inv),
-                             theta=jnp.where(fit_finite, fit.theta.astype(dtype), state.theta),
-                             X_hist=hist.X, r_hist=hist.r, sigma_hist=hist.sigma, tau_hist=hist.tau,
-                             fit_theta=point.theta, fit_value=point.value, fit_grad=point.grad,
-                             fit_hess=point.hess, t=state.t + 1)
+        point = jax.tree_util.tree_map(
+            lambda new, old: jnp.where(fit_finite, new, old),
+            fit.point,
+            rr.Point(state.fit_theta, state.fit_value, state.fit_grad, state.fit_hess),
+        )
+        return GAdaOFULState(
+            H_inv=keep_finite(H_inv, state.H_inv),
+            theta=jnp.where(fit_finite, fit.theta.astype(dtype), state.theta),
+            X_hist=hist.X,
+            r_hist=hist.r,
+            sigma_hist=hist.sigma,
+            tau_hist=hist.tau,
+            fit_theta=point.theta,
+            fit_value=point.value,
+            fit_grad=point.grad,
+            fit_hess=point.hess,
+            t=state.t + 1,
+        )
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=revealed)
 
@@ -220,17 +321,36 @@ def _theory(p: registry.Problem) -> dict:
     """The theory preset's τ₀ and m₀ (they depend on T, d, S and L only), unscaled β."""
     # Evaluated eagerly even inside a trace, so that a jitted sweep uses the same bits as an eager call.
     with jax.ensure_compile_time_eval():
-        c = gadaoful_constants(horizon=p.horizon, dim=p.dim, corruption=0.0, constants="theory", S=p.S,
-                               L=p.L)
+        c = gadaoful_constants(horizon=p.horizon, dim=p.dim, corruption=0.0, constants="theory", S=p.S, L=p.L)
     return {"beta_scale": 1.0, "tau0": c.tau0, "m0": c.m0}
 
 
-registry.register(registry.AlgorithmSpec(
-    name="gadaoful", label="GAdaOFUL", factory=gadaoful,
-    build=lambda p, h: gadaoful(p.horizon, p.dim, nu=p.nu, corruption=p.corruption, constants="theory",
-                                S=p.S, L=p.L, beta_scale=h["beta_scale"], tau0=h["tau0"], m0=h["m0"]),
-    theory=_theory, grid={"beta_scale": (1e-7, 1e-6, 1e-5, 1e-4, 1e-3), "tau0": (0.01, 0.03, 0.1, 0.3, 1.0),
-                          "m0": (1.0,)},
-    cost="O(t)", knowledge=("nu", "corruption", "S", "L"),
-    source="Yu et al., GAdaOFUL for the identity link (theory constants of the authors' notebook)",
-    color="tab:red"))
+registry.register(
+    registry.AlgorithmSpec(
+        name="gadaoful",
+        label="GAdaOFUL",
+        factory=gadaoful,
+        build=lambda p, h: gadaoful(
+            p.horizon,
+            p.dim,
+            nu=p.nu,
+            corruption=p.corruption,
+            constants="theory",
+            S=p.S,
+            L=p.L,
+            beta_scale=h["beta_scale"],
+            tau0=h["tau0"],
+            m0=h["m0"],
+        ),
+        theory=_theory,
+        grid={
+            "beta_scale": (1e-7, 1e-6, 1e-5, 1e-4, 1e-3),
+            "tau0": (0.01, 0.03, 0.1, 0.3, 1.0),
+            "m0": (1.0,),
+        },
+        cost="O(t)",
+        knowledge=("nu", "corruption", "S", "L"),
+        source="Yu et al., GAdaOFUL for the identity link (theory constants of the authors' notebook)",
+        color="tab:red",
+    )
+)

@@ -27,6 +27,7 @@ whose formulas we take over with B = S:
 ``nu`` is a constant ν (a bound on the (1+ε)-th central moment's 1/(1+ε) power) or ``"revealed"`` to use
 the environment's ν_t each round. ``beta_scale`` multiplies β_t; ``beta`` replaces it by a constant.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -35,12 +36,11 @@ import jax
 import jax.numpy as jnp
 
 from ..core import validation as V
-from . import robust_regression as rr
 from ..core.dtypes import as_float, float_dtype
-from ..core.types import Algorithm
-from . import registry
 from ..core.linalg import clamp_reward, ellipsoid_norm, keep_finite, select_ucb, sherman_morrison
-from . import robust
+from ..core.types import Algorithm
+from . import registry, robust
+from . import robust_regression as rr
 
 Array = jax.Array
 
@@ -68,8 +68,21 @@ class HeavyOFULConstants(NamedTuple):
     exponent: Array
 
 
-def heavy_oful_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, delta=None, sigma_min=None,
-                         kappa=None, tau0=None, c0=None, c1=None) -> HeavyOFULConstants:
+def heavy_oful_constants(
+    *,
+    horizon,
+    dim,
+    eps,
+    S=1.0,
+    L=1.0,
+    lam=None,
+    delta=None,
+    sigma_min=None,
+    kappa=None,
+    tau0=None,
+    c0=None,
+    c1=None,
+) -> HeavyOFULConstants:
     """The constants of Huang et al.'s Algorithm 1 as ``jnp`` scalars (see the module docstring)."""
     T = as_float(horizon)
     d = as_float(dim)
@@ -78,9 +91,12 @@ def heavy_oful_constants(*, horizon, dim, eps, S=1.0, L=1.0, lam=None, delta=Non
     delta = 1.0 / T if delta is None else as_float(delta)
     sigma_min = 1.0 / jnp.sqrt(T) if sigma_min is None else as_float(sigma_min)
     e = (1.0 - eps) / (2.0 * (1.0 + eps))
-    log_delta = jnp.log(2.0 * T ** 2 / delta)
-    kappa = robust.kappa(dim=d, horizon=T, L=L, lam=lam, sigma_min=sigma_min) if kappa is None \
+    log_delta = jnp.log(2.0 * T**2 / delta)
+    kappa = (
+        robust.kappa(dim=d, horizon=T, L=L, lam=lam, sigma_min=sigma_min)
+        if kappa is None
         else as_float(kappa)
+    )
     if tau0 is None:
         tau0 = jnp.sqrt(2.0 * kappa) * jnp.log(3.0 * T) ** e / log_delta ** (1.0 / (1.0 + eps))
     if c0 is None:
@@ -95,14 +111,31 @@ def heavy_oful_radius(t, *, horizon, eps, consts: HeavyOFULConstants, S):
     T = as_float(horizon)
     eps = as_float(eps)
     e = consts.exponent
-    return (3.0 * jnp.sqrt(consts.lam) * as_float(S)
-            + 24.0 * jnp.power(as_float(t), e) * jnp.sqrt(2.0 * consts.kappa) * jnp.log(3.0 * T) ** e
-            * jnp.log(2.0 * T ** 2 / consts.delta) ** (eps / (1.0 + eps)))
+    return 3.0 * jnp.sqrt(consts.lam) * as_float(S) + 24.0 * jnp.power(as_float(t), e) * jnp.sqrt(
+        2.0 * consts.kappa
+    ) * jnp.log(3.0 * T) ** e * jnp.log(2.0 * T**2 / consts.delta) ** (eps / (1.0 + eps))
 
 
-def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta=None, sigma_min=None,
-               kappa=None, tau0=None, c0=None, c1=None, beta=None, beta_scale=1.0, tol=None,
-               max_newton_iters: int = 50) -> Algorithm:
+def heavy_oful(
+    horizon: int,
+    dim: int,
+    *,
+    eps,
+    nu,
+    S=1.0,
+    L=1.0,
+    lam=None,
+    delta=None,
+    sigma_min=None,
+    kappa=None,
+    tau0=None,
+    c0=None,
+    c1=None,
+    beta=None,
+    beta_scale=1.0,
+    tol=None,
+    max_newton_iters: int = 50,
+) -> Algorithm:
     """Heavy-OFUL with the constants of Huang et al. (2023) unless overridden.
 
     Args:
@@ -124,27 +157,54 @@ def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta
     revealed = robust.check_nu(nu)
     for name, value in (("S", S), ("L", L), ("beta_scale", beta_scale)):
         V.check_positive(name, value, required=True)
-    for name, value in (("lam", lam), ("sigma_min", sigma_min), ("kappa", kappa), ("tau0", tau0),
-                        ("c0", c0), ("c1", c1), ("tol", tol)):
+    for name, value in (
+        ("lam", lam),
+        ("sigma_min", sigma_min),
+        ("kappa", kappa),
+        ("tau0", tau0),
+        ("c0", c0),
+        ("c1", c1),
+        ("tol", tol),
+    ):
         V.check_positive(name, value)
     V.check_nonnegative("beta", beta)
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     max_newton_iters = V.check_int("max_newton_iters", max_newton_iters)
-    consts = heavy_oful_constants(horizon=horizon, dim=dim, eps=eps, S=S, L=L, lam=lam, delta=delta,
-                                  sigma_min=sigma_min, kappa=kappa, tau0=tau0, c0=c0, c1=c1)
+    consts = heavy_oful_constants(
+        horizon=horizon,
+        dim=dim,
+        eps=eps,
+        S=S,
+        L=L,
+        lam=lam,
+        delta=delta,
+        sigma_min=sigma_min,
+        kappa=kappa,
+        tau0=tau0,
+        c0=c0,
+        c1=c1,
+    )
     nu_const = None if revealed else as_float(nu)
     S_ = as_float(S)
 
     radius = robust.radius_schedule(
-        lambda t: heavy_oful_radius(t, horizon=horizon, eps=eps, consts=consts, S=S), beta=beta,
-        beta_scale=beta_scale)
+        lambda t: heavy_oful_radius(t, horizon=horizon, eps=eps, consts=consts, S=S),
+        beta=beta,
+        beta_scale=beta_scale,
+    )
 
     def init() -> HeavyOFULState:
         dtype = float_dtype()
         hist = rr.empty_history(horizon, dim, dtype)
-        return HeavyOFULState(H_inv=(jnp.eye(dim, dtype=dtype) / consts.lam).astype(dtype),
-                              theta=jnp.zeros(dim, dtype), X_hist=hist.X, r_hist=hist.r,
-                              sigma_hist=hist.sigma, tau_hist=hist.tau, t=jnp.zeros((), jnp.int32))
+        return HeavyOFULState(
+            H_inv=(jnp.eye(dim, dtype=dtype) / consts.lam).astype(dtype),
+            theta=jnp.zeros(dim, dtype),
+            X_hist=hist.X,
+            r_hist=hist.r,
+            sigma_hist=hist.sigma,
+            tau_hist=hist.tau,
+            t=jnp.zeros((), jnp.int32),
+        )
 
     def select(state: HeavyOFULState, contexts: Array) -> Array:
         return select_ucb(contexts, state.theta, state.H_inv, radius(state.t).astype(state.theta.dtype))
@@ -152,27 +212,51 @@ def heavy_oful(horizon: int, dim: int, *, eps, nu, S=1.0, L=1.0, lam=None, delta
     def update(state: HeavyOFULState, x: Array, reward: Array, nu_t: Array) -> HeavyOFULState:
         dtype = state.theta.dtype
         t = state.t + 1
-        x_norm = ellipsoid_norm(state.H_inv, x)                         # ‖X_t‖_{H_{t−1}⁻¹}
-        nu_used = as_float(nu_t) if revealed else nu_const
-        sigma = robust.adaptive_scale(nu_used, consts.sigma_min, x_norm / consts.c0,
-                                      jnp.sqrt(x_norm) / (2.0 * consts.c1 * consts.kappa) ** 0.25)
+        x_norm = ellipsoid_norm(state.H_inv, x)  # ‖X_t‖_{H_{t−1}⁻¹}
+        nu_used = as_float(nu_t) if nu_const is None else nu_const
+        sigma = robust.adaptive_scale(
+            nu_used,
+            consts.sigma_min,
+            x_norm / consts.c0,
+            jnp.sqrt(x_norm) / (2.0 * consts.c1 * consts.kappa) ** 0.25,
+        )
         w = robust.weight(x_norm, sigma)
         tau = robust.huber_threshold(consts.tau0, w, jnp.power(as_float(t), consts.exponent))
-        hist = rr.append(rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist,
-                                    state.t), x, clamp_reward(reward, dtype), sigma, tau)
+        hist = rr.append(
+            rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist, state.t),
+            x,
+            clamp_reward(reward, dtype),
+            sigma,
+            tau,
+        )
         fit = rr.refit(state.theta, hist, consts.lam, S_, rr.huber, tol=tol, max_iters=max_newton_iters)
-        H_inv = keep_finite(sherman_morrison(state.H_inv, x, (1.0 / sigma ** 2).astype(dtype)), state.H_inv)
-        return HeavyOFULState(H_inv=H_inv, theta=keep_finite(fit.theta.astype(dtype), state.theta), X_hist=hist.X, r_hist=hist.r,
-                              sigma_hist=hist.sigma, tau_hist=hist.tau, t=t)
+        H_inv = keep_finite(sherman_morrison(state.H_inv, x, (1.0 / sigma**2).astype(dtype)), state.H_inv)
+        return HeavyOFULState(
+            H_inv=H_inv,
+            theta=keep_finite(fit.theta.astype(dtype), state.theta),
+            X_hist=hist.X,
+            r_hist=hist.r,
+            sigma_hist=hist.sigma,
+            tau_hist=hist.tau,
+            t=t,
+        )
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=revealed)
 
 
-registry.register(registry.AlgorithmSpec(
-    name="heavy_oful", label="Heavy-OFUL", factory=heavy_oful,
-    build=lambda p, h: heavy_oful(p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, L=p.L,
-                                  beta_scale=h["beta_scale"]),
-    theory=lambda p: {"beta_scale": 1.0},
-    grid={"beta_scale": (3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)}, cost="O(t)",
-    knowledge=("eps", "nu", "S", "L"),
-    source="Huang, Zhong, Wang & Yang 2023, Algorithm 1", color="tab:orange"))
+registry.register(
+    registry.AlgorithmSpec(
+        name="heavy_oful",
+        label="Heavy-OFUL",
+        factory=heavy_oful,
+        build=lambda p, h: heavy_oful(
+            p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, L=p.L, beta_scale=h["beta_scale"]
+        ),
+        theory=lambda p: {"beta_scale": 1.0},
+        grid={"beta_scale": (3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)},
+        cost="O(t)",
+        knowledge=("eps", "nu", "S", "L"),
+        source="Huang, Zhong, Wang & Yang 2023, Algorithm 1",
+        color="tab:orange",
+    )
+)

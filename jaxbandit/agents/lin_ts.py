@@ -19,6 +19,7 @@ The scale is the paper's (Algorithm 1 and Theorem 1, for R-sub-Gaussian noise)
 with defaults δ = 1/T and ε = 1/ln T, the choice that turns Theorem 1's √(T^{1+ε}) into √e·√T (for
 T < 3, where 1/ln T ∉ (0, 1), ε = 1/ln 3). ``v`` replaces the formula; v = 0 is greedy ridge regression.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -109,8 +110,11 @@ def lin_ts(horizon: int, dim: int, *, lam=1.0, v=None, R=1.0, epsilon=None, delt
 
     def init() -> LinTSState:
         dtype = float_dtype()
-        return LinTSState(V_inv=(jnp.eye(dim, dtype=dtype) / lam_).astype(dtype),
-                          b=jnp.zeros(dim, dtype=dtype), t=jnp.zeros((), jnp.int32))
+        return LinTSState(
+            V_inv=(jnp.eye(dim, dtype=dtype) / lam_).astype(dtype),
+            b=jnp.zeros(dim, dtype=dtype),
+            t=jnp.zeros((), jnp.int32),
+        )
 
     def select(state: LinTSState, contexts: Array, key: Array) -> Array:
         dtype = state.b.dtype
@@ -134,12 +138,24 @@ def lin_ts(horizon: int, dim: int, *, lam=1.0, v=None, R=1.0, epsilon=None, delt
 def _theory(p: registry.Problem) -> dict:
     """The paper's v with ε = 1/ln T, δ = 1/T and R = 1."""
     with jax.ensure_compile_time_eval():
-        return {"v": lin_ts_scale(p.dim, R=1.0, epsilon=_default_epsilon(p.horizon),
-                                  delta=1.0 / as_float(p.horizon))}
+        return {
+            "v": lin_ts_scale(
+                p.dim, R=1.0, epsilon=_default_epsilon(p.horizon), delta=1.0 / as_float(p.horizon)
+            )
+        }
 
 
-registry.register(registry.AlgorithmSpec(
-    name="lin_ts", label="LinTS", factory=lin_ts,
-    build=lambda p, h: lin_ts(p.horizon, p.dim, v=h["v"]),
-    theory=_theory, grid={"v": (1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0)}, cost="O(1)", knowledge=(),
-    source="Agrawal & Goyal 2013, Algorithm 1", color="tab:purple"))
+registry.register(
+    registry.AlgorithmSpec(
+        name="lin_ts",
+        label="LinTS",
+        factory=lin_ts,
+        build=lambda p, h: lin_ts(p.horizon, p.dim, v=h["v"]),
+        theory=_theory,
+        grid={"v": (1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0)},
+        cost="O(1)",
+        knowledge=(),
+        source="Agrawal & Goyal 2013, Algorithm 1",
+        color="tab:purple",
+    )
+)

@@ -9,10 +9,11 @@ The theory radius is the determinant-free form of their Theorem 2 (the confidenc
 
     β_t = R √(d log((1 + tL²/λ)/δ)) + √λ S,
 
-the form He et al. (2022) use in their Lemma 4.1 (with C = 0, and the horizon in place of t). Theorem 2's sharper form
-R√(2 log(det(V_t)^{1/2} det(λI)^{−1/2}/δ)) + √λS is not used. ``beta_scale`` multiplies the radius;
-``beta`` replaces it by a constant.
+the form He et al. (2022) use in their Lemma 4.1 (with C = 0, and the horizon in place of t). Theorem 2's
+sharper form R√(2 log(det(V_t)^{1/2} det(λI)^{−1/2}/δ)) + √λS is not used. ``beta_scale`` multiplies the
+radius; ``beta`` replaces it by a constant.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -22,9 +23,9 @@ import jax.numpy as jnp
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
+from ..core.linalg import clamp_reward, matvec, select_ucb, sherman_morrison
 from ..core.types import Algorithm
 from . import registry
-from ..core.linalg import clamp_reward, matvec, select_ucb, sherman_morrison
 
 Array = jax.Array
 
@@ -41,9 +42,9 @@ def oful_radius(t, *, dim, lam, S, L, R, delta):
     """β_t = R√(d log((1 + tL²/λ)/δ)) + √λS (Abbasi-Yadkori et al. 2011, Theorem 2)."""
     t = as_float(t)
     lam = as_float(lam)
-    return (as_float(R) * jnp.sqrt(as_float(dim) * jnp.log((1.0 + t * as_float(L) ** 2 / lam)
-                                                           / as_float(delta)))
-            + jnp.sqrt(lam) * as_float(S))
+    return as_float(R) * jnp.sqrt(
+        as_float(dim) * jnp.log((1.0 + t * as_float(L) ** 2 / lam) / as_float(delta))
+    ) + jnp.sqrt(lam) * as_float(S)
 
 
 def validate_ridge(horizon, dim, lam, beta, beta_scale, S, L, R, delta):
@@ -58,8 +59,9 @@ def validate_ridge(horizon, dim, lam, beta, beta_scale, S, L, R, delta):
     return horizon, dim
 
 
-def oful(horizon: int, dim: int, *, lam=1.0, beta=None, beta_scale=1.0, S=1.0, L=1.0, R=1.0,
-         delta=None) -> Algorithm:
+def oful(
+    horizon: int, dim: int, *, lam=1.0, beta=None, beta_scale=1.0, S=1.0, L=1.0, R=1.0, delta=None
+) -> Algorithm:
     """OFUL with the Theorem 2 radius unless ``beta`` is given.
 
     Args:
@@ -84,23 +86,37 @@ def oful(horizon: int, dim: int, *, lam=1.0, beta=None, beta_scale=1.0, S=1.0, L
 
     def init() -> OFULState:
         dtype = float_dtype()
-        return OFULState(V_inv=(jnp.eye(dim, dtype=dtype) / lam_).astype(dtype),
-                         b=jnp.zeros(dim, dtype=dtype), t=jnp.zeros((), jnp.int32))
+        return OFULState(
+            V_inv=(jnp.eye(dim, dtype=dtype) / lam_).astype(dtype),
+            b=jnp.zeros(dim, dtype=dtype),
+            t=jnp.zeros((), jnp.int32),
+        )
 
     def select(state: OFULState, contexts: Array) -> Array:
         theta = matvec(state.V_inv, state.b)
         return select_ucb(contexts, theta, state.V_inv, radius(state.t).astype(theta.dtype))
 
     def update(state: OFULState, x: Array, reward: Array, nu: Array) -> OFULState:
-        return OFULState(V_inv=sherman_morrison(state.V_inv, x, jnp.ones((), state.V_inv.dtype)),
-                         b=state.b + clamp_reward(reward, state.b.dtype) * x, t=state.t + 1)
+        return OFULState(
+            V_inv=sherman_morrison(state.V_inv, x, jnp.ones((), state.V_inv.dtype)),
+            b=state.b + clamp_reward(reward, state.b.dtype) * x,
+            t=state.t + 1,
+        )
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
 
 
-registry.register(registry.AlgorithmSpec(
-    name="oful", label="OFUL", factory=oful,
-    build=lambda p, h: oful(p.horizon, p.dim, S=p.S, L=p.L, beta_scale=h["beta_scale"]),
-    theory=lambda p: {"beta_scale": 1.0},
-    grid={"beta_scale": (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0)}, cost="O(1)", knowledge=("S", "L"),
-    source="Abbasi-Yadkori, Pál & Szepesvári 2011, Theorem 2", color="tab:gray"))
+registry.register(
+    registry.AlgorithmSpec(
+        name="oful",
+        label="OFUL",
+        factory=oful,
+        build=lambda p, h: oful(p.horizon, p.dim, S=p.S, L=p.L, beta_scale=h["beta_scale"]),
+        theory=lambda p: {"beta_scale": 1.0},
+        grid={"beta_scale": (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0)},
+        cost="O(1)",
+        knowledge=("S", "L"),
+        source="Abbasi-Yadkori, Pál & Szepesvári 2011, Theorem 2",
+        color="tab:gray",
+    )
+)

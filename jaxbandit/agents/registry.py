@@ -18,7 +18,8 @@ hyperparameters)`` reads only the fields named in ``knowledge`` and the hyperpar
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 from jax.typing import ArrayLike
 
@@ -73,8 +74,10 @@ class AlgorithmSpec(NamedTuple):
         """The algorithm with its theory constants, any of them overridden."""
         unknown = sorted(set(overrides) - set(self.grid))
         if unknown:
-            raise ValueError(f"{unknown[0]}={overrides[unknown[0]]!r} is invalid for {self.name}: its free "
-                             f"constants are {tuple(self.grid)}")
+            raise ValueError(
+                f"{unknown[0]}={overrides[unknown[0]]!r} is invalid for {self.name}: its free "
+                f"constants are {tuple(self.grid)}"
+            )
         return self.build(problem, {**self.theory(problem), **overrides})
 
 
@@ -93,8 +96,9 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
     if bad:
         raise ValueError(f"knowledge={spec.knowledge!r} is invalid: {bad[0]!r} is not one of {KNOWLEDGE}")
     if not spec.grid or any(len(v) == 0 for v in spec.grid.values()):
-        raise ValueError(f"grid={dict(spec.grid)!r} is invalid: give at least one value for each free "
-                         "constant")
+        raise ValueError(
+            f"grid={dict(spec.grid)!r} is invalid: give at least one value for each free constant"
+        )
     _REGISTRY[spec.name] = spec
     return spec
 

@@ -1,4 +1,5 @@
 """Dtype helpers: float32 by default, float64 when ``jax_enable_x64`` is on."""
+
 from __future__ import annotations
 
 import jax.numpy as jnp

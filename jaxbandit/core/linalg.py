@@ -4,9 +4,11 @@ Every function is written for one run (no batch axis) and is jit- and vmap-safe:
 values, bounded iteration counts. ``A`` always denotes an inverse Gram matrix V⁻¹ `[d, d]` (symmetric
 positive definite).
 """
+
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -50,7 +52,7 @@ def matvec(A: Array, x: Array) -> Array:
         return jnp.einsum("ij,...j->...i", A, x)
     acc = x[..., 0:1] * A[:, 0]
     for j in range(1, d):
-        acc = acc + x[..., j:j + 1] * A[:, j]
+        acc = acc + x[..., j : j + 1] * A[:, j]
     return acc
 
 
@@ -70,13 +72,15 @@ def ellipsoid_norm(A: Array, x: Array) -> Array:
     if d > DOT_UNROLL_MAX_DIM:
         return jnp.sqrt(jnp.maximum(dot(x, matvec(A, x)), 0.0))
     x_t = _components(x)
-    quad = None
+    terms = []
     for i in range(d):
         inner = A[i, i] * x_t[i]
         for j in range(i + 1, d):
             inner = inner + (2.0 * A[i, j]) * x_t[j]
-        term = x_t[i] * inner
-        quad = term if quad is None else quad + term
+        terms.append(x_t[i] * inner)
+    quad = terms[0]
+    for term in terms[1:]:
+        quad = quad + term
     return jnp.sqrt(jnp.maximum(quad, 0.0))
 
 
@@ -147,8 +151,8 @@ def _cholesky_unrolled(M):
     reciprocals of its diagonal: ``(L, inv)``. The solves multiply by ``inv``; a division costs several
     multiply-adds on a vector unit."""
     d = M.shape[-1]
-    L = [[None] * d for _ in range(d)]
-    inv = [None] * d
+    L: list[list[Any]] = [[None] * d for _ in range(d)]
+    inv: list[Any] = [None] * d
     for j in range(d):
         diag = M[j, j] - sum((L[j][k] * L[j][k] for k in range(j)), 0.0)
         # I + μA is positive definite in exact arithmetic; the floor keeps a V⁻¹ that rounding made
@@ -162,7 +166,7 @@ def _cholesky_unrolled(M):
 
 def _forward_unrolled(factor, b):
     L, inv = factor
-    y = []
+    y: list[Array] = []
     for i in range(len(L)):
         y.append((b[i] - sum((L[i][k] * y[k] for k in range(i)), 0.0)) * inv[i])
     return y
@@ -184,6 +188,7 @@ def _shifted_cholesky(A):
     d = A.shape[-1]
     eye = jnp.eye(d, dtype=A.dtype)
     if d <= UNROLL_MAX_DIM:
+
         def factor(mu):
             return _cholesky_unrolled(eye + mu * A)
 
@@ -237,7 +242,9 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     norm_tilde = norm(theta_tilde)
     outside = norm_tilde > radius
     frobenius = jnp.sqrt(dot(dot(A, A), jnp.ones_like(theta_tilde)))
-    mu0 = jnp.maximum(norm_tilde / radius - 1.0, 0.0) / frobenius
+    # × 1/radius, not ÷ radius: a vmap batch whose runs share the radius computes it so (XLA rewrites a
+    # division by a broadcast scalar), and a run alone must round the same
+    mu0 = jnp.maximum(norm_tilde * (1.0 / radius) - 1.0, 0.0) / frobenius
     tiny = jnp.finfo(A.dtype).tiny
     sqrt_eps = jnp.sqrt(jnp.finfo(A.dtype).eps)
 
@@ -246,7 +253,7 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
         L = factor(mu)
         theta = backward(L, forward(L, theta_tilde))
         z = forward(L, theta)
-        u = (theta - backward(L, z)) / jnp.maximum(mu, tiny)            # (I + μA)⁻¹Aθ = −dθ/dμ
+        u = (theta - backward(L, z)) / jnp.maximum(mu, tiny)  # (I + μA)⁻¹Aθ = −dθ/dμ
         n2 = dot(theta, theta)
         n = jnp.sqrt(n2)
         g = 1.0 / n - 1.0 / radius
@@ -268,8 +275,7 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
         theta = jnp.where(done, theta - delta * u, theta)
         return k + 1, mu_next, theta, done
 
-    _, _, theta, _ = jax.lax.while_loop(unfinished, newton,
-                                        (jnp.int32(0), mu0, theta_tilde, ~outside))
+    _, _, theta, _ = jax.lax.while_loop(unfinished, newton, (jnp.int32(0), mu0, theta_tilde, ~outside))
     # Feasibility is a hard constraint of the analysis; rounding may leave ‖θ‖ a hair above the radius,
     # so clip radially — a change at the rounding level that keeps ‖θ̂‖ ≤ S exactly.
     theta = theta * jnp.minimum(1.0, radius / norm(theta))

@@ -17,7 +17,8 @@ hyperparameter may be a traced scalar (``jax.typing.ArrayLike``), so a grid of t
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Protocol
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
 
 import jax
 
@@ -195,8 +196,9 @@ class Environment(NamedTuple):
         view = AdversaryView(rnd.contexts, state.theta_star, rnd.means, action, rnd.eta, t)
         c, adversary_state = self.adversary.corrupt(state.adversary, view)
         chosen = rnd.means[action]
-        feedback = Feedback(reward=chosen + rnd.eta + c, nu=rnd.nu, regret=rnd.means.max() - chosen,
-                            corruption=c)
+        feedback = Feedback(
+            reward=chosen + rnd.eta + c, nu=rnd.nu, regret=rnd.means.max() - chosen, corruption=c
+        )
         return state._replace(adversary=adversary_state), feedback
 
 

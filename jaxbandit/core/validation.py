@@ -7,6 +7,7 @@ by calling the factories once per grid point with concrete numbers before anythi
 Every message has the form ``"<name>=<value> is invalid: it must be <what> in <range>"`` so that a user
 (or a sweep, which prefixes the grid point) sees what was wrong and what would be right.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,16 +43,27 @@ def _as_float_array(name: str, value, expected: str) -> np.ndarray:
         raise ValueError(f"{name}={_short(value)} is invalid: it must be {expected}")
     try:
         raw = np.asarray(value)
-    except Exception:   # noqa: BLE001 - anything that is not array-like
+    except Exception:
         raise ValueError(f"{name}={_short(value)} is invalid: it must be {expected}") from None
-    if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer)
-                                 or np.issubdtype(raw.dtype, np.floating)):
+    if raw.dtype == bool or not (
+        np.issubdtype(raw.dtype, np.integer) or np.issubdtype(raw.dtype, np.floating)
+    ):
         raise ValueError(f"{name}={_short(value)} is invalid: it must be {expected}")
     return raw.astype(np.float64)
 
 
-def check_range(name: str, value, low=None, high=None, *, low_open=False, high_open=False,
-                allow_inf=False, required=False, why: str = ""):
+def check_range(
+    name: str,
+    value,
+    low=None,
+    high=None,
+    *,
+    low_open=False,
+    high_open=False,
+    allow_inf=False,
+    required=False,
+    why: str = "",
+):
     """Raise ``ValueError`` unless every element of ``value`` lies in the interval.
 
     NaN is always rejected; ±inf only where ``allow_inf`` and the interval admits it; a finite value
@@ -81,8 +93,11 @@ def check_range(name: str, value, low=None, high=None, *, low_open=False, high_o
         shown = float(arr.flat[int(np.argmax(bad.ravel()))])
         where = "" if arr.ndim == 0 else f" (an element of {name})"
         with np.errstate(over="ignore"):
-            overflow = (not allow_inf and math.isfinite(shown)
-                        and bool(np.isinf(np.float64(shown).astype(float_dtype()))))
+            overflow = (
+                not allow_inf
+                and math.isfinite(shown)
+                and bool(np.isinf(np.float64(shown).astype(float_dtype())))
+            )
         if overflow:
             suffix += f"; it overflows {np.dtype(float_dtype()).name}"
         raise ValueError(f"{name}={shown!r}{where} is invalid: it must be {what}{suffix}")
@@ -91,8 +106,7 @@ def check_range(name: str, value, low=None, high=None, *, low_open=False, high_o
 
 def check_positive(name: str, value, *, allow_inf=False, required=False, why: str = ""):
     """``value`` > 0 (and finite unless ``allow_inf``)."""
-    return check_range(name, value, 0.0, None, low_open=True, allow_inf=allow_inf, required=required,
-                       why=why)
+    return check_range(name, value, 0.0, None, low_open=True, allow_inf=allow_inf, required=required, why=why)
 
 
 def check_nonnegative(name: str, value, *, allow_inf=False, required=False, why: str = ""):
@@ -102,8 +116,9 @@ def check_nonnegative(name: str, value, *, allow_inf=False, required=False, why:
 
 def check_eps(value, name: str = "eps"):
     """The moment order ε of Assumption ass:noise: ε ∈ (0, 1]. Required."""
-    return check_range(name, value, 0.0, 1.0, low_open=True, required=True,
-                       why="the moment order of Assumption ass:noise")
+    return check_range(
+        name, value, 0.0, 1.0, low_open=True, required=True, why="the moment order of Assumption ass:noise"
+    )
 
 
 def check_int(name: str, value, low: int = 1) -> int:
@@ -113,11 +128,17 @@ def check_int(name: str, value, low: int = 1) -> int:
     must be known when the program is built).
     """
     if is_traced(value):
-        raise ValueError(f"{name} is a traced value: it must be a static Python integer >= {low} "
-                         "(it sets array shapes or loop lengths)")
+        raise ValueError(
+            f"{name} is a traced value: it must be a static Python integer >= {low} "
+            "(it sets array shapes or loop lengths)"
+        )
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Integral, np.integer)):
-        if (isinstance(value, (float, np.floating)) and not isinstance(value, bool)
-                and math.isfinite(value) and float(value).is_integer()):
+        if (
+            isinstance(value, (float, np.floating))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and float(value).is_integer()
+        ):
             value = int(value)
         else:
             raise ValueError(f"{name}={_short(value)} is invalid: it must be an integer >= {low}")
@@ -133,8 +154,10 @@ def check_whole(name: str, value, *, allow_inf=True):
         arr = np.asarray(value, dtype=np.float64)
         frac = np.isfinite(arr) & (arr != np.floor(arr))
         if np.any(frac):
-            raise ValueError(f"{name}={float(arr.flat[int(np.argmax(frac.ravel()))])!r} is invalid: it must be a "
-                             "whole number >= 0 (or inf)")
+            raise ValueError(
+                f"{name}={float(arr.flat[int(np.argmax(frac.ravel()))])!r} is invalid: it must be a "
+                "whole number >= 0 (or inf)"
+            )
     return value
 
 
@@ -151,22 +174,27 @@ def check_finite_array(name: str, value, shape=None):
         return value
     try:
         arr = np.asarray(value)
-    except Exception:   # noqa: BLE001
-        raise ValueError(f"{name}={_short(value)} is invalid: it must be an array of finite numbers") \
-            from None
+    except Exception:
+        raise ValueError(
+            f"{name}={_short(value)} is invalid: it must be an array of finite numbers"
+        ) from None
     if shape is not None and tuple(arr.shape) != tuple(shape):
         raise ValueError(f"{name} has shape {tuple(arr.shape)}, expected {tuple(shape)}")
-    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer)
-                                 or np.issubdtype(arr.dtype, np.floating)):
+    if arr.dtype == bool or not (
+        np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+    ):
         raise ValueError(f"{name} has dtype {arr.dtype}: it must be an array of finite real numbers")
     finite = np.isfinite(arr)
     if not np.all(finite):
         idx = tuple(int(i) for i in np.unravel_index(int(np.argmin(finite.ravel())), arr.shape))
         at = f"[{', '.join(map(str, idx))}]" if idx else ""
-        raise ValueError(f"{name}{at}={float(arr[idx])!r} is invalid: {name} must contain only finite "
-                         "numbers")
+        raise ValueError(
+            f"{name}{at}={float(arr[idx])!r} is invalid: {name} must contain only finite numbers"
+        )
     with np.errstate(over="ignore"):
         if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr.astype(float_dtype()))):
-            raise ValueError(f"{name} has entries that overflow {np.dtype(float_dtype()).name}: it must "
-                             "contain only finite numbers")
+            raise ValueError(
+                f"{name} has entries that overflow {np.dtype(float_dtype()).name}: it must "
+                "contain only finite numbers"
+            )
     return value

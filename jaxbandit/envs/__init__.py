@@ -10,7 +10,7 @@ from __future__ import annotations
 from jax.typing import ArrayLike
 
 from ..core import validation as V
-from ..core.types import Adversary, EnvState, Environment
+from ..core.types import Adversary, Environment, EnvState
 from . import corruption, noise
 from .noise import NoiseFamily
 from .streams import linear_stream, replay_stream, uniform_sphere
@@ -20,12 +20,24 @@ def _adversary(adversary) -> Adversary:
     """The adversary (default: none), refusing anything that is not a ``jb.corruption`` adversary."""
     if adversary is None:
         return corruption.none()
-    return V.check_instance("corruption", adversary, Adversary,
-                            "a jb.corruption adversary (e.g. jb.corruption.flip(budget=100.0)) or None")
+    return V.check_instance(
+        "corruption",
+        adversary,
+        Adversary,
+        "a jb.corruption adversary (e.g. jb.corruption.flip(budget=100.0)) or None",
+    )
 
 
-def linear(dim: int, num_arms: int, *, noise: NoiseFamily, corruption: Adversary | None = None,
-           S: ArrayLike = 1.0, L: ArrayLike = 1.0, eps: ArrayLike | None = None) -> Environment:
+def linear(
+    dim: int,
+    num_arms: int,
+    *,
+    noise: NoiseFamily,
+    corruption: Adversary | None = None,
+    S: ArrayLike = 1.0,
+    L: ArrayLike = 1.0,
+    eps: ArrayLike | None = None,
+) -> Environment:
     """The paper's Section 6 environment: :func:`linear_stream` and an adversary (default none)."""
     stream = linear_stream(dim, num_arms, noise=noise, S=S, L=L, eps=eps)
     return Environment(stream, _adversary(corruption))
@@ -38,5 +50,14 @@ def replay(*, theta_star, contexts, noise, corruption: Adversary | None = None, 
     return Environment(stream, _adversary(corruption))
 
 
-__all__ = ["EnvState", "Environment", "corruption", "linear", "linear_stream", "noise", "replay",
-           "replay_stream", "uniform_sphere"]
+__all__ = [
+    "EnvState",
+    "Environment",
+    "corruption",
+    "linear",
+    "linear_stream",
+    "noise",
+    "replay",
+    "replay_stream",
+    "uniform_sphere",
+]

@@ -42,8 +42,13 @@ def flip(budget: ArrayLike) -> Adversary:
     budget runs out, the last corrupted round is a partial flip, and Σ|c_t| ≤ C always. ``budget`` may be
     ``inf`` (flip every round) and may be traced.
     """
-    V.check_nonnegative("budget", budget, allow_inf=True, required=True,
-                        why="the total corruption C = Σ|c_t|; inf flips every round")
+    V.check_nonnegative(
+        "budget",
+        budget,
+        allow_inf=True,
+        required=True,
+        why="the total corruption C = Σ|c_t|; inf flips every round",
+    )
     C = as_float(budget)
 
     def corrupt(spent: Array, view: AdversaryView) -> tuple[Array, Array]:

@@ -13,18 +13,21 @@ A family is a ``NoiseFamily(sample, moment_bound, max_order)``:
 Draws are clamped to ±√(float max) so that sums of squared rewards stay finite in float32; for every family
 here the probability of reaching the clamp is below 1e-19 per draw.
 """
+
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import gammaln
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
-from ..core.linalg import clamp_reward   # draws are clamped to the same ±√(float max) as rewards
+from ..core.linalg import clamp_reward  # draws are clamped to the same ±√(float max) as rewards
 
 Array = jax.Array
 
@@ -36,8 +39,8 @@ class NoiseFamily(NamedTuple):
 
     name: str
     sample: Callable[[jax.Array, Array], tuple]
-    moment_bound: Callable[[Array], Array]
-    max_order: object  # float or array of floats (per grid point when validated with arrays)
+    moment_bound: Callable[[ArrayLike], Array]
+    max_order: Any  # float or array of floats (per grid point when validated with arrays)
 
     def check_moment(self, eps, name: str = "eps"):
         """Raise ``ValueError`` when the (1+ε)-moment is infinite; returns ``eps``."""
@@ -49,8 +52,10 @@ class NoiseFamily(NamedTuple):
         if np.any(bad):
             e = float(np.broadcast_to(np.asarray(eps, np.float64), bad.shape)[bad].flat[0])
             m = float(np.broadcast_to(np.asarray(self.max_order, np.float64), bad.shape)[bad].flat[0])
-            raise ValueError(f"{name}={e!r} is invalid for {self.name}: its (1+eps)-moment is infinite "
-                             f"unless 1+{name} < {m:g}, i.e. {name} in (0, {min(m - 1.0, 1.0):g})")
+            raise ValueError(
+                f"{name}={e!r} is invalid for {self.name}: its (1+eps)-moment is infinite "
+                f"unless 1+{name} < {m:g}, i.e. {name} in (0, {min(m - 1.0, 1.0):g})"
+            )
         return eps
 
 
@@ -66,9 +71,15 @@ def _family(name, sample, bound, max_order) -> NoiseFamily:
 
 
 # fdlibm's log: log(1+f) = 2·atanh(s), s = f/(2+f), as a minimax polynomial in s² (e_log.c).
-_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
-       2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
-       1.479819860511658591e-01)
+_LG = (
+    6.666666666666735130e-01,
+    3.999999999940941908e-01,
+    2.857142874366239149e-01,
+    2.222219843214978396e-01,
+    1.818357216161805012e-01,
+    1.531383769920937332e-01,
+    1.479819860511658591e-01,
+)
 
 
 def log(x: Array) -> Array:
@@ -79,11 +90,11 @@ def log(x: Array) -> Array:
     the same in every lane. Accurate to about 1 ulp; log 0 = −inf, log ∞ = ∞, NaN for x < 0 or NaN.
     """
     dtype = x.dtype
-    m, e = jnp.frexp(x)                              # x = m·2^e, m ∈ [½, 1)
+    m, e = jnp.frexp(x)  # x = m·2^e, m ∈ [½, 1)
     low = m < np.sqrt(0.5)
-    m = jnp.where(low, 2.0 * m, m)                   # m ∈ [√½, √2)
+    m = jnp.where(low, 2.0 * m, m)  # m ∈ [√½, √2)
     k = (e - low.astype(e.dtype)).astype(dtype)
-    f = m - 1.0                                      # exact (Sterbenz)
+    f = m - 1.0  # exact (Sterbenz)
     s = f / (2.0 + f)
     z = s * s
     w = z * z
@@ -121,7 +132,7 @@ def _student_t(key, df) -> Array:
         key, sub = jax.random.split(key)
         uv = jax.random.uniform(sub, (2,), dtype, minval=-1.0, maxval=1.0)
         w = uv[0] * uv[0] + uv[1] * uv[1]
-        return key, uv[0], jnp.where(w > 0.0, w, 1.0)     # w = 0 (probability 2⁻⁴⁶) is rejected too
+        return key, uv[0], jnp.where(w > 0.0, w, 1.0)  # w = 0 (probability 2⁻⁴⁶) is rejected too
 
     _, u, w = jax.lax.while_loop(cond, body, (key, jnp.zeros((), dtype), jnp.ones((), dtype)))
     return u * jnp.sqrt(df * jnp.expm1(-2.0 / df * log(w)) / w)
@@ -132,13 +143,13 @@ def _standard_exponential(key) -> Array:
     in float32, where a 24-bit uniform would truncate it at −log 2⁻²⁴ ≈ 16.6."""
     bits = jax.random.bits(key, (2,), jnp.uint32)
     dtype = float_dtype()
-    two32 = jnp.asarray(2.0 ** -32, dtype)
+    two32 = jnp.asarray(2.0**-32, dtype)
     u = (bits[0].astype(dtype) + (bits[1].astype(dtype) + 0.5) * two32) * two32
     return -log(u)
 
 
 def _abs_moment_gaussian(p, scale):
-    return scale ** p * jnp.exp(0.5 * p * jnp.log(2.0) + gammaln((p + 1.0) / 2.0)) / jnp.sqrt(jnp.pi)
+    return scale**p * jnp.exp(0.5 * p * jnp.log(2.0) + gammaln((p + 1.0) / 2.0)) / jnp.sqrt(jnp.pi)
 
 
 def gaussian(scale=1.0) -> NoiseFamily:
@@ -162,8 +173,15 @@ def student_t(df, scale=1.0) -> NoiseFamily:
 
     The paper's ε = 1 noise is t₃: ν = √3 at ε = 1.
     """
-    V.check_range("df", df, 1.0, None, low_open=True, required=True,
-                  why="the degrees of freedom; a finite mean needs df > 1")
+    V.check_range(
+        "df",
+        df,
+        1.0,
+        None,
+        low_open=True,
+        required=True,
+        why="the degrees of freedom; a finite mean needs df > 1",
+    )
     V.check_positive("scale", scale, required=True)
     df_ = as_float(df)
     scale_ = as_float(scale)
@@ -174,8 +192,14 @@ def student_t(df, scale=1.0) -> NoiseFamily:
 
     def moment_bound(eps):
         p = 1.0 + as_float(eps)
-        log_m = (p * jnp.log(scale_) + 0.5 * p * jnp.log(df_) + gammaln((p + 1.0) / 2.0)
-                 + gammaln((df_ - p) / 2.0) - 0.5 * jnp.log(jnp.pi) - gammaln(df_ / 2.0))
+        log_m = (
+            p * jnp.log(scale_)
+            + 0.5 * p * jnp.log(df_)
+            + gammaln((p + 1.0) / 2.0)
+            + gammaln((df_ - p) / 2.0)
+            - 0.5 * jnp.log(jnp.pi)
+            - gammaln(df_ / 2.0)
+        )
         return jnp.exp(log_m / p)
 
     return _family(f"student_t(df={_fmt(df)})", sample, moment_bound, df)
@@ -189,8 +213,15 @@ def pareto(shape, x_min=1.0) -> NoiseFamily:
     instead takes ν = (E X^p)^{1/p} = (a x_min^p/(a−p))^{1/p} (15^{1/1.4} for a = 1.5, ε = 0.4), an upper
     bound; ``raw_moment_bound`` below gives it.
     """
-    V.check_range("shape", shape, 1.0, None, low_open=True, required=True,
-                  why="the Pareto tail index; a finite mean needs shape > 1")
+    V.check_range(
+        "shape",
+        shape,
+        1.0,
+        None,
+        low_open=True,
+        required=True,
+        why="the Pareto tail index; a finite mean needs shape > 1",
+    )
     V.check_positive("x_min", x_min, required=True)
     a = as_float(shape)
     xm = as_float(x_min)
@@ -204,8 +235,9 @@ def pareto(shape, x_min=1.0) -> NoiseFamily:
         p = 1.0 + as_float(eps)
         log_norm = jnp.log(a) + a * jnp.log(xm)
         # ∫_μ^∞ (x−μ)^p a xm^a x^{−a−1} dx = a xm^a μ^{p−a} B(a−p, p+1)   (substitute x = μ/v)
-        upper = jnp.exp(log_norm + (p - a) * jnp.log(mean)
-                        + gammaln(a - p) + gammaln(p + 1.0) - gammaln(a + 1.0))
+        upper = jnp.exp(
+            log_norm + (p - a) * jnp.log(mean) + gammaln(a - p) + gammaln(p + 1.0) - gammaln(a + 1.0)
+        )
         # ∫_{xm}^μ (μ−x)^p a xm^a x^{−a−1} dx by Gauss–Legendre on [xm, μ]
         nodes = as_float(_GL_NODES)
         weights = as_float(_GL_WEIGHTS)
@@ -219,13 +251,22 @@ def pareto(shape, x_min=1.0) -> NoiseFamily:
 
 def raw_pareto_moment_bound(shape, x_min, eps):
     """(E X^{1+ε})^{1/(1+ε)} of the *uncentred* Pareto: the ν the paper uses (15^{1/1.4} at a=1.5, ε=0.4)."""
-    V.check_range("shape", shape, 1.0, None, low_open=True, required=True,
-                  why="the Pareto tail index; a finite mean needs shape > 1")
+    V.check_range(
+        "shape",
+        shape,
+        1.0,
+        None,
+        low_open=True,
+        required=True,
+        why="the Pareto tail index; a finite mean needs shape > 1",
+    )
     V.check_positive("x_min", x_min, required=True)
     V.check_eps(eps)
     if not V.is_traced((shape, eps)) and np.any(np.asarray(shape, float) <= 1.0 + np.asarray(eps, float)):
-        raise ValueError(f"eps={eps!r} is invalid for shape={shape!r}: the (1+eps)-moment is infinite "
-                         f"unless 1+eps < shape, i.e. eps in (0, {min(float(np.min(shape)) - 1.0, 1.0):g})")
+        raise ValueError(
+            f"eps={eps!r} is invalid for shape={shape!r}: the (1+eps)-moment is infinite "
+            f"unless 1+eps < shape, i.e. eps in (0, {min(float(np.min(shape)) - 1.0, 1.0):g})"
+        )
     p = 1.0 + as_float(eps)
     a = as_float(shape)
     return (a * as_float(x_min) ** p / (a - p)) ** (1.0 / p)
@@ -236,8 +277,15 @@ def symmetric_pareto(shape, scale=1.0) -> NoiseFamily:
 
     Zero mean for a > 1; E|η|^p = scale^p Γ(p+1) Γ(a−p)/Γ(a) for p < a.
     """
-    V.check_range("shape", shape, 1.0, None, low_open=True, required=True,
-                  why="the Pareto tail index; a finite mean needs shape > 1")
+    V.check_range(
+        "shape",
+        shape,
+        1.0,
+        None,
+        low_open=True,
+        required=True,
+        why="the Pareto tail index; a finite mean needs shape > 1",
+    )
     V.check_positive("scale", scale, required=True)
     a = as_float(shape)
     scale_ = as_float(scale)
@@ -265,8 +313,9 @@ def heteroscedastic(base: NoiseFamily, low=0.5, high=2.0, schedule=None) -> Nois
     """
     V.check_instance("base", base, NoiseFamily, "a jb.noise family (e.g. jb.noise.gaussian(1.0))")
     if schedule is not None and not callable(schedule):
-        raise ValueError(f"schedule={schedule!r} is invalid: it must be None or a function of the "
-                         "0-based round index")
+        raise ValueError(
+            f"schedule={schedule!r} is invalid: it must be None or a function of the 0-based round index"
+        )
     V.check_positive("low", low, required=True)
     V.check_positive("high", high, required=True)
     if not V.is_traced((low, high)) and np.any(np.asarray(high, float) < np.asarray(low, float)):

@@ -30,8 +30,15 @@ def _no_nu() -> Array:
     return jnp.full((), jnp.nan, float_dtype())
 
 
-def linear_stream(dim: int, num_arms: int, *, noise: NoiseFamily, S: ArrayLike = 1.0, L: ArrayLike = 1.0,
-                  eps: ArrayLike | None = None) -> Stream:
+def linear_stream(
+    dim: int,
+    num_arms: int,
+    *,
+    noise: NoiseFamily,
+    S: ArrayLike = 1.0,
+    L: ArrayLike = 1.0,
+    eps: ArrayLike | None = None,
+) -> Stream:
     """The paper's Section 6 stream (d = 10, K = 20, S = L = 1 there).
 
     θ* uniform on the sphere of radius ``S``; each round ``num_arms`` contexts i.i.d. uniform on the
@@ -86,10 +93,13 @@ def replay_stream(*, theta_star, contexts, noise, nu=None) -> Stream:
 
     def draw(key, theta_star, t) -> Round:
         X_t = X[t]
-        return Round(contexts=X_t, means=dot(X_t, theta_star), eta=eta[t],
-                     nu=_no_nu() if nus is None else nus[t])
+        return Round(
+            contexts=X_t, means=dot(X_t, theta_star), eta=eta[t], nu=_no_nu() if nus is None else nus[t]
+        )
 
-    return Stream(init=init, draw=draw, dim=int(d), num_arms=int(K), horizon=int(T), reveals_nu=nu is not None)
+    return Stream(
+        init=init, draw=draw, dim=int(d), num_arms=int(K), horizon=int(T), reveals_nu=nu is not None
+    )
 
 
 def _check_replay_arrays(theta_star, contexts, noise, nu):
@@ -102,19 +112,26 @@ def _check_replay_arrays(theta_star, contexts, noise, nu):
         raise ValueError(f"contexts has shape {X.shape}: T, K and d must each be >= 1")
     th = np.asarray(V.check_finite_array("theta_star", theta_star))
     if th.shape != (d,):
-        raise ValueError(f"theta_star has shape {th.shape}, expected ({d},) to match the dim d={d} of "
-                         f"contexts [T, K, d] = {list(X.shape)}")
+        raise ValueError(
+            f"theta_star has shape {th.shape}, expected ({d},) to match the dim d={d} of "
+            f"contexts [T, K, d] = {list(X.shape)}"
+        )
     eta = V._as_float_array("noise", noise, "an array of real numbers")
     if eta.shape != (T,):
-        raise ValueError(f"noise has shape {eta.shape}, expected ({T},) to match the horizon T={T} of "
-                         f"contexts [T, K, d] = {list(X.shape)}")
+        raise ValueError(
+            f"noise has shape {eta.shape}, expected ({T},) to match the horizon T={T} of "
+            f"contexts [T, K, d] = {list(X.shape)}"
+        )
     if np.any(np.isnan(eta)):
-        raise ValueError(f"noise[{int(np.argmax(np.isnan(eta)))}]=nan is invalid: noise must not "
-                         "contain NaN (±inf is allowed: the algorithms clamp rewards)")
+        raise ValueError(
+            f"noise[{int(np.argmax(np.isnan(eta)))}]=nan is invalid: noise must not "
+            "contain NaN (±inf is allowed: the algorithms clamp rewards)"
+        )
     if nu is not None:
         nu_arr = V._as_float_array("nu", nu, "an array of real numbers")
         if nu_arr.shape not in ((), (T,)):
-            raise ValueError(f"nu has shape {nu_arr.shape}, expected () or ({T},) to match the horizon "
-                             f"T={T} of contexts")
+            raise ValueError(
+                f"nu has shape {nu_arr.shape}, expected () or ({T},) to match the horizon T={T} of contexts"
+            )
         V.check_positive("nu", nu_arr)
     return th, X, eta

@@ -20,30 +20,49 @@ def run_demo(horizon: int, seeds: int, out: Path, progress: bool = True) -> dict
     """The paper's setting (d = 10, K = 20, Student-t(3) noise, flip adversary with C ∈ {0, 100}):
     CR-Hvt-UCB with theory constants and with β scaled, and Hvt-UCB; prints final regrets, writes a
     plot and the results."""
-    d, K, eps, nu = 10, 20, 1.0, 3 ** 0.5
+    d, K, eps, nu = 10, 20, 1.0, 3**0.5
     algorithms = {
         "CR-Hvt-UCB (theory)": lambda p: jb.cr_hvt_ucb(horizon, d, eps=eps, nu=nu, corruption=p["C"]),
         f"CR-Hvt-UCB (beta x {DEMO_BETA_SCALE:g})": lambda p: jb.cr_hvt_ucb(
-            horizon, d, eps=eps, nu=nu, corruption=p["C"], beta_scale=DEMO_BETA_SCALE),
+            horizon, d, eps=eps, nu=nu, corruption=p["C"], beta_scale=DEMO_BETA_SCALE
+        ),
         f"Hvt-UCB (beta x {DEMO_BETA_SCALE:g})": lambda p: jb.hvt_ucb(
-            horizon, d, eps=eps, nu=nu, beta_scale=DEMO_BETA_SCALE),
+            horizon, d, eps=eps, nu=nu, beta_scale=DEMO_BETA_SCALE
+        ),
     }
 
     def environment(p):
         return jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
 
     start = time.perf_counter()
-    res = jb.sweep(algorithms, environment, {"C": [0.0, 100.0]}, horizon=horizon, seeds=seeds,
-                   record=max(1, horizon // 200), progress=progress)
+    res = jb.sweep(
+        algorithms,
+        environment,
+        {"C": [0.0, 100.0]},
+        horizon=horizon,
+        seeds=seeds,
+        record=max(1, horizon // 200),
+        progress=progress,
+    )
     elapsed = time.perf_counter() - start
     out.mkdir(parents=True, exist_ok=True)
-    res.meta.update(setting="demo", d=d, K=K, noise="student_t(3)", eps=eps, nu=nu,
-                    device=str(jax.devices()[0]), seconds=elapsed)
+    res.meta.update(
+        setting="demo",
+        d=d,
+        K=K,
+        noise="student_t(3)",
+        eps=eps,
+        nu=nu,
+        device=str(jax.devices()[0]),
+        seconds=elapsed,
+    )
     res.save(out / "demo.npz")
 
     final = res.final_regret  # [algorithm, C, seed]
-    print(f"\nFinal cumulative regret after T={horizon} rounds, mean ± s.e. over {seeds} seeds "
-          f"({elapsed:.1f} s on {jax.devices()[0].platform}):")
+    print(
+        f"\nFinal cumulative regret after T={horizon} rounds, mean ± s.e. over {seeds} seeds "
+        f"({elapsed:.1f} s on {jax.devices()[0].platform}):"
+    )
     header = f"{'algorithm':<32}" + "".join(f"{'C=' + format(c, 'g'):>18}" for c in res.coords["C"])
     print(header)
     for i, name in enumerate(res.coords["algorithm"]):

@@ -9,18 +9,26 @@ over seeds with a ± one standard-error band or bar:
 - :func:`plot_panels`: a figure with one regret panel per value of a grid axis (what
   ``python -m jaxbandit plot FILE`` draws).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 from .analysis import _seed_last, check_result, loglog_fit, mean_and_stderr
 from .results import SweepResult
 
-__all__ = ["mean_and_stderr", "plot_regret_curves", "plot_final_vs", "plot_runtime", "plot_panels",
-           "panel_axis", "save_figure"]
+__all__ = [
+    "mean_and_stderr",
+    "panel_axis",
+    "plot_final_vs",
+    "plot_panels",
+    "plot_regret_curves",
+    "plot_runtime",
+    "save_figure",
+]
 
 _NON_GRID = ("algorithm", "seed", "round")
 
@@ -30,7 +38,7 @@ def _pyplot():
 
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
         try:
-            import matplotlib.pyplot as plt  # noqa: F401 — a notebook may already have a backend
+            import matplotlib.pyplot as plt
         except Exception:  # pragma: no cover - headless fallback
             matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -67,8 +75,9 @@ def _labels(result: SweepResult, dims) -> list[str]:
         return [""]
     grids = np.meshgrid(*[np.asarray(result.coords[d]) for d in dims], indexing="ij")
     flat = [g.ravel() for g in grids]
-    return [", ".join(_format_value(d, values[i]) for d, values in zip(dims, flat))
-            for i in range(flat[0].size)]
+    return [
+        ", ".join(_format_value(d, values[i]) for d, values in zip(dims, flat)) for i in range(flat[0].size)
+    ]
 
 
 def _prefixed(label, labels: list[str]) -> list[str]:
@@ -79,8 +88,9 @@ def _prefixed(label, labels: list[str]) -> list[str]:
     return [f"{label}, {x}" if x else label for x in labels]
 
 
-def plot_regret_curves(result: SweepResult, *, ax=None, loglog: bool = False, title: str | None = None,
-                       label: str | None = None):
+def plot_regret_curves(
+    result: SweepResult, *, ax=None, loglog: bool = False, title: str | None = None, label: str | None = None
+):
     """Mean cumulative regret against round t with a ± one standard-error band over seeds, one line
     per combination of the axes other than ``seed`` and ``round`` (select first with ``result.sel``
     to plot fewer). ``loglog=True``: log–log axes, where a slope-1 line is linear regret. ``label``
@@ -95,8 +105,9 @@ def plot_regret_curves(result: SweepResult, *, ax=None, loglog: bool = False, ti
     labels = _prefixed(label, _labels(result, other))
     for name, c in zip(labels, flat):
         mean, se = mean_and_stderr(c, axis=0)
-        line, = ax.plot(rounds, mean, label=name or None,
-                        marker="o" if rounds.size < 3 else None)  # e.g. a tuning result: final round only
+        (line,) = ax.plot(
+            rounds, mean, label=name or None, marker="o" if rounds.size < 3 else None
+        )  # e.g. a tuning result: final round only
         lower = mean - se
         if loglog:  # a band reaching 0 would be drawn to −∞; stop it at the curve's positive floor
             positive = mean[mean > 0]
@@ -116,8 +127,16 @@ def plot_regret_curves(result: SweepResult, *, ax=None, loglog: bool = False, ti
     return ax
 
 
-def plot_final_vs(result: SweepResult, axis: str = "C", *, ax=None, logx: bool = False,
-                  logy: bool = False, title: str | None = None, label: str | None = None):
+def plot_final_vs(
+    result: SweepResult,
+    axis: str = "C",
+    *,
+    ax=None,
+    logx: bool = False,
+    logy: bool = False,
+    title: str | None = None,
+    label: str | None = None,
+):
     """Final cumulative regret (mean ± s.e. over seeds) against the grid axis ``axis``, one line per
     combination of the other axes (e.g. one per algorithm): the robustness frontier when ``axis`` is
     the corruption budget C.
@@ -131,13 +150,14 @@ def plot_final_vs(result: SweepResult, axis: str = "C", *, ax=None, logx: bool =
     logy = _check_flag("logy", logy)
     grid_axes = [d for d in result.dims if d not in _NON_GRID]
     if axis not in grid_axes:
-        raise ValueError(f"axis={axis!r} is invalid: it must be one of the result's numeric grid axes "
-                         f"{tuple(grid_axes)}")
+        raise ValueError(
+            f"axis={axis!r} is invalid: it must be one of the result's numeric grid axes {tuple(grid_axes)}"
+        )
     ax = _new_axes(ax)
     arr, other = _seed_last(result)
-    final = arr[..., -1]                                      # [*other, seed]
+    final = arr[..., -1]  # [*other, seed]
     i = other.index(axis)
-    final = np.moveaxis(final, i, -2)                         # [*rest, axis, seed]
+    final = np.moveaxis(final, i, -2)  # [*rest, axis, seed]
     rest = [d for d in other if d != axis]
     x = np.asarray(result.coords[axis], dtype=np.float64)
     order = np.argsort(x, kind="stable")
@@ -145,8 +165,9 @@ def plot_final_vs(result: SweepResult, axis: str = "C", *, ax=None, logx: bool =
     labels = _prefixed(label, _labels(result, rest))
     for name, f in zip(labels, flat):
         mean, se = mean_and_stderr(f, axis=-1)
-        ax.errorbar(x[order], mean[order], yerr=se[order], marker="o", markersize=4, capsize=3,
-                    label=name or None)
+        ax.errorbar(
+            x[order], mean[order], yerr=se[order], marker="o", markersize=4, capsize=3, label=name or None
+        )
     if logx:
         nonzero = np.abs(x[x != 0])
         if np.all(x > 0):
@@ -165,8 +186,9 @@ def plot_final_vs(result: SweepResult, axis: str = "C", *, ax=None, logx: bool =
     return ax
 
 
-def plot_runtime(runtimes: Mapping[str, tuple], *, ax=None, title: str | None = None,
-                 show_slope: bool = True):
+def plot_runtime(
+    runtimes: Mapping[str, tuple], *, ax=None, title: str | None = None, show_slope: bool = True
+):
     """Wall-clock seconds against horizon T on log–log axes, one line per name.
 
     Args:
@@ -178,8 +200,9 @@ def plot_runtime(runtimes: Mapping[str, tuple], *, ax=None, title: str | None = 
     """
     show_slope = _check_flag("show_slope", show_slope)
     if not isinstance(runtimes, Mapping) or not runtimes:
-        raise ValueError(f"runtimes={runtimes!r} is invalid: it must be a non-empty dict "
-                         "name -> (horizons T, seconds)")
+        raise ValueError(
+            f"runtimes={runtimes!r} is invalid: it must be a non-empty dict name -> (horizons T, seconds)"
+        )
     series = []
     for name, value in runtimes.items():
         if not isinstance(value, (tuple, list)) or len(value) != 2:
@@ -187,15 +210,20 @@ def plot_runtime(runtimes: Mapping[str, tuple], *, ax=None, title: str | None = 
         T = np.asarray(value[0], dtype=np.float64)
         sec = np.asarray(value[1], dtype=np.float64)
         if T.ndim != 1 or T.size == 0:
-            raise ValueError(f"runtimes[{name!r}] horizons have shape {T.shape}: expected a non-empty 1-D "
-                             "array")
+            raise ValueError(
+                f"runtimes[{name!r}] horizons have shape {T.shape}: expected a non-empty 1-D array"
+            )
         if sec.ndim not in (1, 2) or sec.shape[0] != T.size or sec.size == 0:
-            raise ValueError(f"runtimes[{name!r}] seconds have shape {sec.shape}: expected ({T.size},) or "
-                             f"({T.size}, repeats) to match the horizons")
+            raise ValueError(
+                f"runtimes[{name!r}] seconds have shape {sec.shape}: expected ({T.size},) or "
+                f"({T.size}, repeats) to match the horizons"
+            )
         for what, arr in (("horizons", T), ("seconds", sec)):
             if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-                raise ValueError(f"runtimes[{name!r}] {what} must be finite numbers in (0, inf) for log "
-                                 f"axes, got {arr.ravel().tolist()}")
+                raise ValueError(
+                    f"runtimes[{name!r}] {what} must be finite numbers in (0, inf) for log "
+                    f"axes, got {arr.ravel().tolist()}"
+                )
         series.append((str(name), T, sec.reshape(T.size, -1)))
     ax = _new_axes(ax)
     for name, T, sec in series:
@@ -229,8 +257,14 @@ def panel_axis(result: SweepResult) -> str | None:
     return grid_axes[0] if grid_axes else None
 
 
-def plot_panels(result: SweepResult, *, by: str | None = None, loglog: bool = False, ncols: int = 3,
-                title: str | None = None):
+def plot_panels(
+    result: SweepResult,
+    *,
+    by: str | None = None,
+    loglog: bool = False,
+    ncols: int = 3,
+    title: str | None = None,
+):
     """A figure with one :func:`plot_regret_curves` panel per value of the grid axis ``by`` (default:
     :func:`panel_axis`, the first grid axis other than ``algorithm``; a single panel when the result
     has none). Panels share the y axis so that regret levels compare across them. Returns the Figure
@@ -242,20 +276,23 @@ def plot_panels(result: SweepResult, *, by: str | None = None, loglog: bool = Fa
     if by is None:
         by = panel_axis(result)
     elif by not in [d for d in result.dims if d not in _NON_GRID]:
-        raise ValueError(f"by={by!r} is invalid: it must be None or one of the result's grid axes "
-                         f"{tuple(d for d in result.dims if d not in _NON_GRID)}")
+        raise ValueError(
+            f"by={by!r} is invalid: it must be None or one of the result's grid axes "
+            f"{tuple(d for d in result.dims if d not in _NON_GRID)}"
+        )
     values = [None] if by is None else list(np.asarray(result.coords[by]))
     cols = min(int(ncols), len(values))
     rows = math.ceil(len(values) / cols)
     plt = _pyplot()
     fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4 * rows), sharey=True, squeeze=False)
     for k, (value, ax) in enumerate(zip(values, axes.ravel())):
-        part = result if value is None else _take(result, by, k)
-        plot_regret_curves(part, ax=ax, loglog=loglog,
-                           title=None if value is None else _format_value(by, value))
+        part = result if by is None else _take(result, by, k)
+        plot_regret_curves(
+            part, ax=ax, loglog=loglog, title=None if value is None else _format_value(by, value)
+        )
         if k % cols:
             ax.set_ylabel("")
-    for ax in axes.ravel()[len(values):]:
+    for ax in axes.ravel()[len(values) :]:
         ax.set_visible(False)
     if title:
         fig.suptitle(title)

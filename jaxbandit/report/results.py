@@ -3,6 +3,7 @@
 Writes are atomic: a temporary file in the same directory, ``fsync``, then ``os.replace``; a reader never
 sees a half-written file and a killed writer leaves the previous version intact.
 """
+
 from __future__ import annotations
 
 import json
@@ -82,7 +83,7 @@ class SweepResult:
             raise ValueError(f"{name!r} is not an axis of this result; axes: {self.dims}")
         return self.dims.index(name)
 
-    def sel(self, **where) -> "SweepResult":
+    def sel(self, **where) -> SweepResult:
         """Index axes by coordinate value, e.g. ``res.sel(algorithm="cr_hvt_ucb", C=100.0)``; the
         selected axes are dropped."""
         data = dict(self.data)
@@ -92,8 +93,11 @@ class SweepResult:
             if name not in dims:
                 raise ValueError(f"{name!r} is not an axis of this result; axes: {tuple(dims)}")
             values = np.asarray(coords[name])
-            hits = np.flatnonzero(values == value) if values.dtype.kind in "US" else \
-                np.flatnonzero(np.isclose(values.astype(float), float(value), rtol=1e-9, atol=0))
+            hits = (
+                np.flatnonzero(values == value)
+                if values.dtype.kind in "US"
+                else np.flatnonzero(np.isclose(values.astype(float), float(value), rtol=1e-9, atol=0))
+            )
             if hits.size == 0:
                 raise ValueError(f"{name}={value!r} is not among the coordinates {values.tolist()}")
             ax = dims.index(name)
@@ -114,7 +118,7 @@ class SweepResult:
         return path
 
     @classmethod
-    def load(cls, path) -> "SweepResult":
+    def load(cls, path) -> SweepResult:
         """Read a result written by :meth:`save` (``allow_pickle=False``)."""
         path = Path(path)
         if path.suffix != ".npz":

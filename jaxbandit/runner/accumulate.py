@@ -35,9 +35,9 @@ def zero(dtype) -> RunningSum:
 def add(total: RunningSum, x: Array) -> RunningSum:
     """``total`` + ``x`` (``x`` ≥ 0), compensated; O(1) flops, no branches."""
     s = total.hi + x
-    x_part = s - total.hi                                    # TwoSum: s + err = hi + x exactly
+    x_part = s - total.hi  # TwoSum: s + err = hi + x exactly
     err = (total.hi - (s - x_part)) + (x - x_part)
     err = err + total.lo
-    hi = s + err                                             # Fast2Sum (|s| ≥ |err|): renormalise
+    hi = s + err  # Fast2Sum (|s| ≥ |err|): renormalise
     lo = err - (hi - s)
     return RunningSum(hi, lo, jnp.maximum(total.shown, hi))

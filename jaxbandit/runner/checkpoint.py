@@ -7,6 +7,7 @@ its key and the round index, the result is identical to an uninterrupted run. A 
 settings (factory names, grid, seeds, key, horizon, chunking, recording, dtype) guards against resuming a
 different sweep; change the code of a factory and you must delete the directory yourself.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -68,7 +69,7 @@ def load(path: Path, *, template, finger: str):
                 leaves.append(jax.random.wrap_key_data(z[f"{_KEY_PREFIX}{i}"], impl=impl))
             else:
                 leaves.append(z[f"{_LEAF_PREFIX}{i}"])
-        kept = {k[len(_KEPT_PREFIX):]: [z[k]] for k in z.files if k.startswith(_KEPT_PREFIX)}
+        kept = {k[len(_KEPT_PREFIX) :]: [z[k]] for k in z.files if k.startswith(_KEPT_PREFIX)}
         next_round = int(z["next_round"])
     carry = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(template), leaves)
     return carry, kept, next_round

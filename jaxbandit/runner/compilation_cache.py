@@ -4,6 +4,7 @@ A sweep of CR-Hvt-UCB compiles for a few seconds (longer with several algorithms
 second run of the same script — same shapes, dtypes, devices and jax version — loads the executables
 from disk instead.
 """
+
 from __future__ import annotations
 
 import os

@@ -7,6 +7,7 @@ communication happens until results are gathered. On several hosts, call
 process then runs the same script, ``jax.devices()`` lists the devices of all hosts, and results are
 gathered to every process.
 """
+
 from __future__ import annotations
 
 import jax

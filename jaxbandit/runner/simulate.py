@@ -8,6 +8,7 @@ therefore depends only on its key and the round index — not on the algorithm, 
 rounds are chunked — so every algorithm of a comparison sees the same θ*, contexts and noise (common
 random numbers), and an algorithm's own randomness never shifts the stream.
 """
+
 from __future__ import annotations
 
 import functools
@@ -18,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core import validation as V
-from ..core.types import Algorithm, Environment, Trajectory, select_action, update_state
+from ..core.types import Algorithm, Environment, Round, Trajectory, select_action, update_state
 
 Array = jax.Array
 
@@ -50,8 +51,10 @@ def as_key(key) -> Array:
     if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
         return key
     if dtype != jnp.uint32:
-        raise ValueError(f"key={key!r} is invalid: it must be an int seed, a jax.random.key or a raw "
-                         "uint32 key (jax.random.PRNGKey)")
+        raise ValueError(
+            f"key={key!r} is invalid: it must be an int seed, a jax.random.key or a raw "
+            "uint32 key (jax.random.PRNGKey)"
+        )
     return jax.random.wrap_key_data(key)
 
 
@@ -63,11 +66,15 @@ def check_pair(alg: Algorithm, env: Environment, horizon) -> int:
         raise ValueError(f"env={env!r} is invalid: it must be a jb.Environment (e.g. jb.envs.linear(...))")
     horizon = V.check_int("horizon", horizon)
     if env.horizon is not None and horizon > env.horizon:
-        raise ValueError(f"horizon={horizon} is invalid: the environment holds only {env.horizon} rounds "
-                         f"(valid range [1, {env.horizon}])")
+        raise ValueError(
+            f"horizon={horizon} is invalid: the environment holds only {env.horizon} rounds "
+            f"(valid range [1, {env.horizon}])"
+        )
     if alg.uses_revealed_nu and not env.reveals_nu:
-        raise ValueError("nu='revealed' needs an environment that reveals nu_t: pass eps= to "
-                         "jb.envs.linear, or nu= to jb.envs.replay (or give the algorithm a constant nu)")
+        raise ValueError(
+            "nu='revealed' needs an environment that reveals nu_t: pass eps= to "
+            "jb.envs.linear, or nu= to jb.envs.replay (or give the algorithm a constant nu)"
+        )
     return horizon
 
 
@@ -78,17 +85,35 @@ def init_carry(alg: Algorithm, env: Environment, key) -> Carry:
     return Carry(alg.init(), env.init(key_env), key_rounds, jax.random.fold_in(key, AGENT_KEY))
 
 
+def agent_keys(agent_key: Array, t) -> tuple[Array, Array]:
+    """Round ``t``'s (select, update) keys of a randomised algorithm."""
+    k_select, k_update = jax.random.split(jax.random.fold_in(agent_key, t))
+    return k_select, k_update
+
+
+def respond_and_learn(alg: Algorithm, env: Environment, alg_state, env_state, rnd: Round, t, keys):
+    """Everything of a round after the stream's draw ``rnd``: the algorithm's choice, the adversary's c_t,
+    the reward and the update. Returns ``(alg_state, env_state, Trajectory)``."""
+    k_select, k_update = keys
+    action = select_action(alg, alg_state, rnd.contexts, k_select)
+    env_state, fb = env.respond(env_state, rnd, action, t)
+    alg_state = update_state(alg, alg_state, rnd.contexts[action], fb.reward, fb.nu, k_update)
+    return (
+        alg_state,
+        env_state,
+        Trajectory(regret=fb.regret, action=action, corruption=fb.corruption, reward=fb.reward),
+    )
+
+
 def round_step(alg: Algorithm, env: Environment):
     """The transition of one round, ``step(carry, t) -> (carry, Trajectory)`` for the 0-based index ``t``:
-    the stream's round, the algorithm's choice, the adversary's c_t, the reward, the update."""
+    the stream's round, then :func:`respond_and_learn`."""
 
     def step(c: Carry, t) -> tuple[Carry, Trajectory]:
         rnd = env.stream.draw(jax.random.fold_in(c.round_key, t), c.env_state.theta_star, t)
-        k_select, k_update = jax.random.split(jax.random.fold_in(c.agent_key, t))
-        action = select_action(alg, c.alg_state, rnd.contexts, k_select)
-        env_state, fb = env.respond(c.env_state, rnd, action, t)
-        alg_state = update_state(alg, c.alg_state, rnd.contexts[action], fb.reward, fb.nu, k_update)
-        out = Trajectory(regret=fb.regret, action=action, corruption=fb.corruption, reward=fb.reward)
+        alg_state, env_state, out = respond_and_learn(
+            alg, env, c.alg_state, c.env_state, rnd, t, agent_keys(c.agent_key, t)
+        )
         return c._replace(alg_state=alg_state, env_state=env_state), out
 
     return step

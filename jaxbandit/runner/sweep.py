@@ -17,13 +17,15 @@ Define the factories once (module level or a notebook cell run once): compiled c
 factory object. Seed s of every grid point and every algorithm uses the key ``fold_in(key, s)``, so all
 of them face the same θ*, contexts and noise (common random numbers).
 """
+
 from __future__ import annotations
 
 import functools
 import itertools
 import time
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Callable, Mapping, NamedTuple, Sequence
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -31,11 +33,10 @@ import numpy as np
 
 from ..core import validation as V
 from ..core.dtypes import float_dtype
-from . import checkpoint as checkpoint_lib
-from . import distributed
 from ..core.types import Algorithm, Environment
 from ..report.results import SweepResult
-from . import accumulate
+from . import accumulate, distributed
+from . import checkpoint as checkpoint_lib
 from .simulate import Carry, as_key, check_pair, init_carry, round_step
 
 Array = jax.Array
@@ -84,8 +85,9 @@ def _grid_arrays(grid: Mapping[str, Sequence[float]] | None):
     names, axes = [], []
     for name, values in grid.items():
         if not isinstance(name, str) or not name.isidentifier() or name in ("seed", "round", "algorithm"):
-            raise ValueError(f"grid name {name!r} is invalid: use an identifier other than "
-                             "'seed', 'round' and 'algorithm'")
+            raise ValueError(
+                f"grid name {name!r} is invalid: use an identifier other than 'seed', 'round' and 'algorithm'"
+            )
         arr = V._as_float_array(f"grid[{name!r}]", values, "a non-empty 1-D list of numbers")
         if arr.ndim != 1 or arr.size == 0:
             raise ValueError(f"grid[{name!r}] has shape {arr.shape}: expected a non-empty 1-D list")
@@ -94,9 +96,11 @@ def _grid_arrays(grid: Mapping[str, Sequence[float]] | None):
         with np.errstate(over="ignore"):
             overflow = np.isfinite(arr) & ~np.isfinite(arr.astype(float_dtype()))
         if np.any(overflow):
-            raise ValueError(f"grid[{name!r}] contains {arr[overflow][0]!r}, which overflows "
-                             f"{np.dtype(float_dtype()).name} (the dtype the runs use): use inf or a "
-                             "smaller number")
+            raise ValueError(
+                f"grid[{name!r}] contains {arr[overflow][0]!r}, which overflows "
+                f"{np.dtype(float_dtype()).name} (the dtype the runs use): use inf or a "
+                "smaller number"
+            )
         names.append(name)
         axes.append(arr)
     mesh = np.meshgrid(*axes, indexing="ij")
@@ -114,7 +118,7 @@ def _validation_points(axes) -> list[tuple[int, ...]]:
     for i, a in enumerate(axes):
         base = [e[0] for e in extremes]
         for j in range(a.size):
-            points.add(tuple(base[:i] + [j] + base[i + 1:]))
+            points.add(tuple(base[:i] + [j] + base[i + 1 :]))
     return sorted(points)
 
 
@@ -133,9 +137,11 @@ def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, 
             except ValueError as err:
                 raise ValueError(f"{label} at grid point ({where}): {err}") from None
             except KeyError as err:
-                raise ValueError(f"{label} at grid point ({where}): a factory asked for the grid parameter "
-                                 f"{err.args[0]!r}, which the grid does not define (it has "
-                                 f"{list(names)})") from None
+                raise ValueError(
+                    f"{label} at grid point ({where}): a factory asked for the grid parameter "
+                    f"{err.args[0]!r}, which the grid does not define (it has "
+                    f"{list(names)})"
+                ) from None
 
 
 def _build(make_alg, make_env, names, params):
@@ -207,9 +213,20 @@ def _default_chunk(num_runs: int, horizon: int) -> int:
     return int(min(horizon, max(64, (1 << 24) // max(num_runs, 1))))
 
 
-def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = None, *, horizon: int,
-          seeds: int | Sequence[int] = 1, key=0, record="all", chunk_size: int | None = None,
-          progress: bool = False, devices=None, checkpoint=None) -> SweepResult:
+def sweep(
+    algorithm,
+    environment,
+    grid: Mapping[str, Sequence[float]] | None = None,
+    *,
+    horizon: int,
+    seeds: int | Sequence[int] | np.ndarray = 1,
+    key=0,
+    record="all",
+    chunk_size: int | None = None,
+    progress: bool = False,
+    devices=None,
+    checkpoint=None,
+) -> SweepResult:
     """Run every (algorithm × grid point × seed) and return a :class:`SweepResult` with named axes.
 
     Args:
@@ -238,8 +255,12 @@ def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = N
     make_env = _as_factory(environment, "environment")
     names, axes, flat = _grid_arrays(grid)
     seed_ids = np.arange(V.check_int("seeds", seeds)) if np.ndim(seeds) == 0 else np.asarray(seeds)
-    if seed_ids.ndim != 1 or seed_ids.size == 0 or not np.issubdtype(seed_ids.dtype, np.integer) \
-            or np.any(seed_ids < 0):
+    if (
+        seed_ids.ndim != 1
+        or seed_ids.size == 0
+        or not np.issubdtype(seed_ids.dtype, np.integer)
+        or np.any(seed_ids < 0)
+    ):
         raise ValueError(f"seeds={seeds!r} is invalid: give a count >= 1 or non-negative integer seeds")
     rounds_kept = record_rounds(record, horizon)
     per_round = isinstance(record, str)
@@ -253,8 +274,11 @@ def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = N
     num_runs = num_points * num_seeds
     mesh = distributed.run_mesh(devices)
     padded = distributed.padded_size(num_runs, mesh)
-    run_params = (np.stack([np.repeat(flat[n], num_seeds) for n in names], axis=-1)
-                  if names else np.zeros((num_runs, 0)))
+    run_params = (
+        np.stack([np.repeat(flat[n], num_seeds) for n in names], axis=-1)
+        if names
+        else np.zeros((num_runs, 0))
+    )
     run_seeds = np.tile(seed_ids, num_points)
     # Pad the run axis to a multiple of the device count with copies of the last run (dropped later).
     pad = padded - num_runs
@@ -267,16 +291,45 @@ def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = N
     chunk = min(_default_chunk(padded, horizon) if chunk_size is None else chunk_size, horizon)
 
     ckpt_dir = None if checkpoint is None else Path(checkpoint)
-    settings = dict(horizon=horizon, grid={n: a for n, a in zip(names, axes)}, seeds=seed_ids,
-                    key=np.asarray(jax.random.key_data(base_key)), record=rounds_kept.tolist(),
-                    per_round=per_round, chunk=chunk, dtype=str(float_dtype()), runs=padded)
+    settings = dict(
+        horizon=horizon,
+        grid={n: a for n, a in zip(names, axes)},
+        seeds=seed_ids,
+        key=np.asarray(jax.random.key_data(base_key)),
+        record=rounds_kept.tolist(),
+        per_round=per_round,
+        chunk=chunk,
+        dtype=str(float_dtype()),
+        runs=padded,
+    )
     per_alg = []
     for index, (alg_name, make_alg) in enumerate(make_algs.items()):
-        finger = checkpoint_lib.fingerprint(dict(settings, algorithm=alg_name, index=index,
-                                                 factory=_describe(make_alg), env=_describe(make_env)))
+        finger = checkpoint_lib.fingerprint(
+            dict(
+                settings,
+                algorithm=alg_name,
+                index=index,
+                factory=_describe(make_alg),
+                env=_describe(make_env),
+            )
+        )
         path = None if ckpt_dir is None else ckpt_dir / f"algorithm-{index}.npz"
-        kept = _run_algorithm(make_alg, make_env, names, horizon, per_round, params, keys, chunk,
-                              rounds_kept, progress, alg_name, mesh, path, finger)
+        kept = _run_algorithm(
+            make_alg,
+            make_env,
+            names,
+            horizon,
+            per_round,
+            params,
+            keys,
+            chunk,
+            rounds_kept,
+            progress,
+            alg_name,
+            mesh,
+            path,
+            finger,
+        )
         per_alg.append({field: value[:num_runs] for field, value in kept.items()})
     data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
     lead = ("algorithm",) if isinstance(algorithm, Mapping) else ()
@@ -288,9 +341,16 @@ def sweep(algorithm, environment, grid: Mapping[str, Sequence[float]] | None = N
     coords.update(seed=seed_ids, round=rounds_kept)
     if lead:
         coords = {"algorithm": np.asarray(list(algs)), **coords}
-    return SweepResult(dims=lead + tuple(names) + ("seed", "round"), coords=coords, data=data,
-                       meta={"horizon": horizon, "record": "all" if per_round else "checkpoints",
-                             "devices": 1 if mesh is None else mesh.size})
+    return SweepResult(
+        dims=lead + tuple(names) + ("seed", "round"),
+        coords=coords,
+        data=data,
+        meta={
+            "horizon": horizon,
+            "record": "all" if per_round else "checkpoints",
+            "devices": 1 if mesh is None else mesh.size,
+        },
+    )
 
 
 def _describe(factory) -> str:
@@ -298,8 +358,22 @@ def _describe(factory) -> str:
     return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(target).__name__)}"
 
 
-def _run_algorithm(make_alg, make_env, names, horizon, per_round, params, keys, chunk, rounds_kept,
-                   progress, label, mesh, ckpt_path, finger):
+def _run_algorithm(
+    make_alg,
+    make_env,
+    names,
+    horizon,
+    per_round,
+    params,
+    keys,
+    chunk,
+    rounds_kept,
+    progress,
+    label,
+    mesh,
+    ckpt_path,
+    finger,
+):
     carry = _init_runs(make_alg, make_env, names, params, keys)
     kept: dict = {}
     start_round = 0
@@ -321,10 +395,11 @@ def _run_algorithm(make_alg, make_env, names, horizon, per_round, params, keys, 
         done = min(t0 + chunk, horizon)
         if ckpt_path is not None:
             kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}
-            carry_arrays = checkpoint_lib.gather(carry, distributed.to_host)   # every process
+            carry_arrays = checkpoint_lib.gather(carry, distributed.to_host)  # every process
             if jax.process_index() == 0:
-                checkpoint_lib.save(ckpt_path, carry_arrays=carry_arrays, kept=kept, next_round=done,
-                                    finger=finger)
+                checkpoint_lib.save(
+                    ckpt_path, carry_arrays=carry_arrays, kept=kept, next_round=done, finger=finger
+                )
         if bar is not None:
             bar.update(done - bar.n)
             rate = num_runs * (done - start_round) / max(time.perf_counter() - start, 1e-9)

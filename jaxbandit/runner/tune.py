@@ -12,11 +12,12 @@ the tuning seeds and picks the grid point with the smallest mean final cumulativ
     tuned.check_report_seeds(range(10))          # raises if the report would reuse a tuning seed
     report = jb.sweep(..., seeds=range(10))      # report on seeds 0..9, never on 1000..1009
 """
+
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -77,8 +78,11 @@ class TuneResult:
         lines = ["  " + "".join(f"{a:>14}" for a in self.axes) + f"   {what} ({scope})"]
         for r in rows:
             mark = "* " if all(r[a] == self.best[a] for a in self.axes) else "  "
-            lines.append(mark + "".join(f"{r[a]:>14.6g}" for a in self.axes)
-                         + f"   {r['mean']:12.4g} ± {r['stderr']:.3g}")
+            lines.append(
+                mark
+                + "".join(f"{r[a]:>14.6g}" for a in self.axes)
+                + f"   {r['mean']:12.4g} ± {r['stderr']:.3g}"
+            )
         return "\n".join(lines)
 
     def check_report_seeds(self, seeds) -> None:
@@ -87,34 +91,52 @@ class TuneResult:
         report = _seed_ids(seeds, "seeds")
         shared = np.intersect1d(report, self.seeds)
         if shared.size:
-            raise ValueError(f"seeds share {shared.size} seed(s) with the tuning seeds, e.g. {shared[:5].tolist()}: "
-                             "report on seeds disjoint from "
-                             f"[{self.seeds.min()}, {self.seeds.max()}] (e.g. tune on range(1000, 1010), "
-                             "report on range(10))")
+            raise ValueError(
+                f"seeds share {shared.size} seed(s) with the tuning seeds, e.g. {shared[:5].tolist()}: "
+                "report on seeds disjoint from "
+                f"[{self.seeds.min()}, {self.seeds.max()}] (e.g. tune on range(1000, 1010), "
+                "report on range(10))"
+            )
 
     def __repr__(self) -> str:
-        return (f"TuneResult(best={self.best}, objective={self.objective!r}, over={self.over}, "
-                f"seeds={self.seeds.size} seeds in [{self.seeds.min()}, {self.seeds.max()}])")
+        return (
+            f"TuneResult(best={self.best}, objective={self.objective!r}, over={self.over}, "
+            f"seeds={self.seeds.size} seeds in [{self.seeds.min()}, {self.seeds.max()}])"
+        )
 
 
 def _seed_ids(seeds, name: str) -> np.ndarray:
     if seeds is None:
-        raise ValueError(f"{name}=None is invalid: give the tuning seeds explicitly, a count n >= 1 "
-                         "(seeds 0..n-1) or seed numbers such as range(1000, 1010), disjoint from the "
-                         "seeds you report")
+        raise ValueError(
+            f"{name}=None is invalid: give the tuning seeds explicitly, a count n >= 1 "
+            "(seeds 0..n-1) or seed numbers such as range(1000, 1010), disjoint from the "
+            "seeds you report"
+        )
     if np.ndim(seeds) == 0:
         return np.arange(V.check_int(name, seeds))
     ids = np.asarray(list(seeds))
     if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer) or np.any(ids < 0):
-        raise ValueError(f"{name}={seeds!r} is invalid: give a count >= 1 or a non-empty list of "
-                         "non-negative integer seeds")
+        raise ValueError(
+            f"{name}={seeds!r} is invalid: give a count >= 1 or a non-empty list of "
+            "non-negative integer seeds"
+        )
     if np.unique(ids).size != ids.size:
         raise ValueError(f"{name}={seeds!r} is invalid: seeds must not repeat")
     return ids
 
 
-def tune(algorithm, environment, grid: Mapping[str, Sequence[float]], *, horizon: int, seeds,
-         key=0, objective: str = "final_regret", over: Sequence[str] = (), **sweep_options) -> TuneResult:
+def tune(
+    algorithm,
+    environment,
+    grid: Mapping[str, Sequence[float]],
+    *,
+    horizon: int,
+    seeds,
+    key=0,
+    objective: str = "final_regret",
+    over: Sequence[str] = (),
+    **sweep_options,
+) -> TuneResult:
     """Grid search: the grid point minimising the mean final cumulative regret on the tuning seeds.
 
     Report results on *other* seeds (tune on ``range(1000, 1010)``, report on ``range(10)``;
@@ -141,9 +163,11 @@ def tune(algorithm, environment, grid: Mapping[str, Sequence[float]], *, horizon
     more values is its smallest or largest: the optimum may lie outside the grid.
     """
     if isinstance(algorithm, Mapping):
-        raise ValueError(f"algorithm={type(algorithm).__name__} with {len(algorithm)} entries is invalid: "
-                         "tune takes one algorithm (a factory or a jb.Algorithm); call tune once per "
-                         "algorithm")
+        raise ValueError(
+            f"algorithm={type(algorithm).__name__} with {len(algorithm)} entries is invalid: "
+            "tune takes one algorithm (a factory or a jb.Algorithm); call tune once per "
+            "algorithm"
+        )
     if objective not in OBJECTIVES:
         raise ValueError(f"objective={objective!r} is invalid: valid objectives are {OBJECTIVES}")
     if not isinstance(grid, Mapping) or not grid:
@@ -158,21 +182,32 @@ def tune(algorithm, environment, grid: Mapping[str, Sequence[float]], *, horizon
         raise ValueError(f"over={over!r} is invalid: it names an axis twice")
     tuned_axes = tuple(n for n in grid if n not in over)
     if not tuned_axes:
-        raise ValueError(f"over={over!r} covers every grid axis: leave at least one axis of "
-                         f"{tuple(grid)} to tune")
+        raise ValueError(
+            f"over={over!r} covers every grid axis: leave at least one axis of {tuple(grid)} to tune"
+        )
     if "record" in sweep_options:
-        raise ValueError(f"record={sweep_options['record']!r} is invalid here: tune records only the final "
-                         "round; run jb.sweep with the chosen setting to record more")
+        raise ValueError(
+            f"record={sweep_options['record']!r} is invalid here: tune records only the final "
+            "round; run jb.sweep with the chosen setting to record more"
+        )
     horizon = V.check_int("horizon", horizon)
     seed_ids = _seed_ids(seeds, "seeds")
 
-    res = sweep(algorithm, environment, grid, horizon=horizon, seeds=seed_ids, key=key,
-                record=[horizon], **sweep_options)
+    res = sweep(
+        algorithm,
+        environment,
+        grid,
+        horizon=horizon,
+        seeds=seed_ids,
+        key=key,
+        record=[horizon],
+        **sweep_options,
+    )
     res.meta.update(tuning=True, objective=objective, over=list(over))
-    final, dims = _seed_last(res)                             # [*grid, seed, 1]
+    final, dims = _seed_last(res)  # [*grid, seed, 1]
     final = final[..., -1]
     scenario = tuple(dims.index(n) for n in over)
-    per_seed = final.mean(axis=scenario) if scenario else final   # [*tuned, seed]
+    per_seed = final.mean(axis=scenario) if scenario else final  # [*tuned, seed]
     mean, se = mean_and_stderr(per_seed, axis=-1)
     ranked = np.where(np.isnan(mean), np.inf, mean)
     if np.all(np.isnan(mean)):
@@ -184,7 +219,19 @@ def tune(algorithm, environment, grid: Mapping[str, Sequence[float]], *, horizon
         values = coords[a]
         if values.size >= 3 and values[i] in (values.min(), values.max()):
             side = "smallest" if values[i] == values.min() else "largest"
-            warnings.warn(f"tune: the best {a}={best[a]:g} is the {side} value in grid[{a!r}]; the "
-                          f"optimum may lie outside the grid — extend grid[{a!r}]", stacklevel=2)
-    return TuneResult(best=best, axes=tuned_axes, coords=coords, mean=mean, stderr=se, over=over,
-                      seeds=seed_ids, objective=objective, result=res)
+            warnings.warn(
+                f"tune: the best {a}={best[a]:g} is the {side} value in grid[{a!r}]; the "
+                f"optimum may lie outside the grid — extend grid[{a!r}]",
+                stacklevel=2,
+            )
+    return TuneResult(
+        best=best,
+        axes=tuned_axes,
+        coords=coords,
+        mean=mean,
+        stderr=se,
+        over=over,
+        seeds=seed_ids,
+        objective=objective,
+        result=res,
+    )

@@ -2,6 +2,7 @@
 ``python sweep_job.py OUT.npz [--checkpoint DIR] [--chunk N] [--die-after-saves N]``; writes the result to
 OUT.npz. ``--die-after-saves N`` kills the process (SIGKILL, as a dying Colab runtime would) right after
 its N-th checkpoint is written: a kill at a chosen chunk, with no race against wall time."""
+
 import argparse
 import os
 import signal
@@ -28,9 +29,16 @@ def main():
     args = parser.parse_args()
     if args.die_after_saves is not None:
         _die_after(args.die_after_saves)
-    res = jb.sweep({"cr": make_alg, "hvt": lambda p: jb.hvt_ucb(T, D, eps=p["eps"], nu=1.5)}, make_env,
-                   {"C": [0.0, 5.0, 30.0], "eps": [0.6, 1.0]}, horizon=T, seeds=3, record=10,
-                   chunk_size=args.chunk, checkpoint=args.checkpoint)
+    res = jb.sweep(
+        {"cr": make_alg, "hvt": lambda p: jb.hvt_ucb(T, D, eps=p["eps"], nu=1.5)},
+        make_env,
+        {"C": [0.0, 5.0, 30.0], "eps": [0.6, 1.0]},
+        horizon=T,
+        seeds=3,
+        record=10,
+        chunk_size=args.chunk,
+        checkpoint=args.checkpoint,
+    )
     res.save(args.out)
 
 

@@ -43,16 +43,54 @@ versions, device, wall times, summary).
 from __future__ import annotations
 
 from .drawing import draw, format_summary
-from .methods import MAIN_METHODS, all_methods, baseline_methods, constant_names, figure_factory, \
-    tune_factory
+from .methods import MAIN_METHODS, all_methods, baseline_methods, constant_names, figure_factory, tune_factory
 from .run import Figure1Result, run
 from .runtime import time_runs
-from .settings import C_VALUES, CONSTANTS, DIM, MIN_HORIZON, NOISES, NUM_ARMS, TUNE_SEEDS, NoiseSetting, \
-    device_info, environment, noise_settings, selected_noise, versions
+from .settings import (
+    C_VALUES,
+    CONSTANTS,
+    DIM,
+    MIN_HORIZON,
+    NOISES,
+    NUM_ARMS,
+    TUNE_SEEDS,
+    NoiseSetting,
+    device_info,
+    environment,
+    noise_settings,
+    selected_noise,
+    versions,
+)
 from .tuning import DEFAULT_TUNED, TUNED_FORMAT, load_tuned, tune, tuned_values
 
-__all__ = ["C_VALUES", "CONSTANTS", "DEFAULT_TUNED", "DIM", "MAIN_METHODS", "MIN_HORIZON", "NOISES",
-           "NUM_ARMS", "TUNED_FORMAT", "TUNE_SEEDS", "Figure1Result", "NoiseSetting", "all_methods",
-           "baseline_methods", "constant_names", "device_info", "draw", "environment", "figure_factory",
-           "format_summary", "load_tuned", "noise_settings", "run", "selected_noise", "time_runs", "tune",
-           "tune_factory", "tuned_values", "versions"]
+__all__ = [
+    "CONSTANTS",
+    "C_VALUES",
+    "DEFAULT_TUNED",
+    "DIM",
+    "MAIN_METHODS",
+    "MIN_HORIZON",
+    "NOISES",
+    "NUM_ARMS",
+    "TUNED_FORMAT",
+    "TUNE_SEEDS",
+    "Figure1Result",
+    "NoiseSetting",
+    "all_methods",
+    "baseline_methods",
+    "constant_names",
+    "device_info",
+    "draw",
+    "environment",
+    "figure_factory",
+    "format_summary",
+    "load_tuned",
+    "noise_settings",
+    "run",
+    "selected_noise",
+    "time_runs",
+    "tune",
+    "tune_factory",
+    "tuned_values",
+    "versions",
+]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -14,28 +14,44 @@ from .settings import C_VALUES, noise_settings
 
 def format_summary(summary, horizon, num_seeds) -> str:
     """The summary as a text table."""
-    lines = [f"Figure 1: T = {horizon}, mean ± s.e. over {num_seeds} seed(s); slope = log–log slope of "
-             "the mean cumulative regret against t over t ≥ T/2 (1: linear, < 1: sublinear)",
-             f"{'constants':<9} {'noise':<10} {'method':<11} {'C':>5} {'final regret':>19} {'slope':>7}"]
+    lines = [
+        f"Figure 1: T = {horizon}, mean ± s.e. over {num_seeds} seed(s); slope = log–log slope of "
+        "the mean cumulative regret against t over t ≥ T/2 (1: linear, < 1: sublinear)",
+        f"{'constants':<9} {'noise':<10} {'method':<11} {'C':>5} {'final regret':>19} {'slope':>7}",
+    ]
     for r in (r for r in summary if r["kind"] == "regret"):
-        lines.append(f"{r['constants']:<9} {r['noise']:<10} {spec(r['method']).label:<11} {r['C']:>5g} "
-                     f"{r['final_regret_mean']:>10.1f} ± {r['final_regret_stderr']:<6.1f} "
-                     f"{r['loglog_slope_second_half']:>7.2f}")
+        lines.append(
+            f"{r['constants']:<9} {r['noise']:<10} {spec(r['method']).label:<11} {r['C']:>5g} "
+            f"{r['final_regret_mean']:>10.1f} ± {r['final_regret_stderr']:<6.1f} "
+            f"{r['loglog_slope_second_half']:>7.2f}"
+        )
     lines.append("")
-    lines.append("Runtime (b), ε = 1: seconds for one run of T rounds, median [min, max] over repeats, after "
-                 "compilation; ms per round over the last chunk; slope of time against t over t ≥ T/2 "
-                 "(1: constant cost per round, 2: cost per round ∝ t)")
-    lines.append(f"{'constants':<9} {'method':<11} {'C':>5} {'seconds per run':>30} {'ms/round':>9} "
-                 f"{'slope':>6}")
+    lines.append(
+        "Runtime (b), ε = 1: seconds for one run of T rounds, median [min, max] over repeats, after "
+        "compilation; ms per round over the last chunk; slope of time against t over t ≥ T/2 "
+        "(1: constant cost per round, 2: cost per round ∝ t)"
+    )
+    lines.append(
+        f"{'constants':<9} {'method':<11} {'C':>5} {'seconds per run':>30} {'ms/round':>9} {'slope':>6}"
+    )
     for r in (r for r in summary if r["kind"] == "runtime"):
-        lines.append(f"{r['constants']:<9} {spec(r['method']).label:<11} {r['C']:>5g} "
-                     f"{r['seconds_median']:>10.4g} [{r['seconds_min']:.4g}, {r['seconds_max']:.4g}]"
-                     f"{'':>3} {r['ms_per_round_at_end']:>9.3g} {r['loglog_slope_second_half']:>6.2f}")
+        lines.append(
+            f"{r['constants']:<9} {spec(r['method']).label:<11} {r['C']:>5g} "
+            f"{r['seconds_median']:>10.4g} [{r['seconds_min']:.4g}, {r['seconds_max']:.4g}]"
+            f"{'':>3} {r['ms_per_round_at_end']:>9.3g} {r['loglog_slope_second_half']:>6.2f}"
+        )
     return "\n".join(lines)
 
 
-def draw(curves: Mapping, runtimes: Mapping, variants: Sequence[str], selected: Sequence[str],
-         horizon: int, num_seeds: int, path):
+def draw(
+    curves: Mapping,
+    runtimes: Mapping,
+    variants: Sequence[str],
+    selected: Sequence[str],
+    horizon: int,
+    num_seeds: int,
+    path,
+):
     """Panels (a), (b), (c) — one row per constants setting in ``variants`` — saved to ``path``."""
     from matplotlib import ticker
 
@@ -65,18 +81,28 @@ def draw(curves: Mapping, runtimes: Mapping, variants: Sequence[str], selected: 
                 rounds, sec = runtimes[(v, m, C)]
                 mid = np.median(sec, axis=0)
                 slope = runtime_slope(rounds, sec)
-                ax.plot(rounds, mid, styles[C], marker="o", markersize=3, color=spec(m).color,
-                        label=f"{spec(m).label}, C={C:g} (slope {slope:.2f})")
+                ax.plot(
+                    rounds,
+                    mid,
+                    styles[C],
+                    marker="o",
+                    markersize=3,
+                    color=spec(m).color,
+                    label=f"{spec(m).label}, C={C:g} (slope {slope:.2f})",
+                )
                 if sec.shape[0] > 1:
-                    ax.fill_between(rounds, sec.min(axis=0), sec.max(axis=0), color=spec(m).color,
-                                    alpha=0.2, linewidth=0)
+                    ax.fill_between(
+                        rounds, sec.min(axis=0), sec.max(axis=0), color=spec(m).color, alpha=0.2, linewidth=0
+                    )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}"))
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-        ax.set_title(f"(b) runtime, ε = 1: seconds to reach round t, one run\n({v} constants; median, "
-                     "min–max band)", fontsize=10)
+        ax.set_title(
+            f"(b) runtime, ε = 1: seconds to reach round t, one run\n({v} constants; median, min–max band)",
+            fontsize=10,
+        )
         ax.set_xlabel("round t")
         ax.set_ylabel("wall-clock seconds (after compilation)")
         ax.grid(alpha=0.3, which="both")

@@ -56,7 +56,7 @@ def problem(horizon: int, p) -> Problem:
     return Problem(horizon, DIM, eps=pick(eps_values, i), nu=pick(nu_values, i), corruption=p["C"])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def figure_factory(method: str, horizon: int, tuned: tuple | None):
     """The algorithm factory of the figure's sweep. ``tuned``: per noise setting, the tuned values in
     :func:`constant_names` order, or None (theory constants only, no ``variant`` axis). Cached, so the
@@ -77,7 +77,7 @@ def figure_factory(method: str, horizon: int, tuned: tuple | None):
     return make
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def tune_factory(method: str, horizon: int):
     """The factory :func:`jaxbandit.experiments.figure1.tune` sweeps: the free constants are grid axes."""
     s = spec(method)

@@ -18,8 +18,23 @@ from ...report.results import SweepResult, atomic_savez, atomic_write_json
 from .drawing import draw, format_summary
 from .methods import MAIN_METHODS, baseline_methods, constant_names, figure_factory, problem, spec
 from .runtime import checkpoints, last_chunk_rate, runtime_slope, time_runs
-from .settings import C_VALUES, CONSTANTS, DIM, MIN_HORIZON, NOISES, NUM_ARMS, check_flag, check_int, \
-    device_info, environment, jsonable, noise_settings, now, seed_list, versions
+from .settings import (
+    C_VALUES,
+    CONSTANTS,
+    DIM,
+    MIN_HORIZON,
+    NOISES,
+    NUM_ARMS,
+    check_flag,
+    check_int,
+    device_info,
+    environment,
+    jsonable,
+    noise_settings,
+    now,
+    seed_list,
+    versions,
+)
 from .tuning import load_tuned, tuned_values
 
 
@@ -40,9 +55,19 @@ class Figure1Result:
     paths: dict
 
 
-def run(horizon: int = 5000, seeds: int = 10, out="out/figure1", *, constants: str = "both",
-        baselines: bool = False, tuned_file=None, repeats: int = 3, progress: bool = True,
-        verbose: bool = True, command: str | None = None) -> Figure1Result:
+def run(
+    horizon: int = 5000,
+    seeds: int = 10,
+    out="out/figure1",
+    *,
+    constants: str = "both",
+    baselines: bool = False,
+    tuned_file=None,
+    repeats: int = 3,
+    progress: bool = True,
+    verbose: bool = True,
+    command: str | None = None,
+) -> Figure1Result:
     """Reproduce Figure 1 (Section 6) and write ``figure1.png``, ``figure1.npz`` and ``figure1.json``.
 
     Args:
@@ -72,8 +97,9 @@ def run(horizon: int = 5000, seeds: int = 10, out="out/figure1", *, constants: s
     variants = ("theory", "tuned") if constants == "both" else (constants,)
     selected = MAIN_METHODS + (baseline_methods() if baselines else ())
     tuned_data = load_tuned(tuned_file) if "tuned" in variants else None
-    tuned = {m: None if tuned_data is None else _tuned_for_report(tuned_data, m, seed_ids, seeds)
-             for m in selected}
+    tuned = {
+        m: None if tuned_data is None else _tuned_for_report(tuned_data, m, seed_ids, seeds) for m in selected
+    }
 
     t_start = time.perf_counter()
     curves, slopes, sweep_seconds = _regret_sweeps(selected, horizon, seed_ids, variants, tuned, progress)
@@ -84,35 +110,62 @@ def run(horizon: int = 5000, seeds: int = 10, out="out/figure1", *, constants: s
         "figure": "Tani & Futami, Section 6, Figure 1",
         "created": now(),
         "command": command if command is not None else " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
-        "horizon": horizon, "seeds": seed_ids, "dim": DIM, "num_arms": NUM_ARMS, "S": 1.0, "L": 1.0,
-        "C": list(C_VALUES), "adversary": "jb.corruption.flip(budget=C): exact budget, sum |c_t| <= C",
-        "theta_star": "uniform on the unit sphere", "contexts": "K i.i.d. uniform on the unit sphere",
+        "horizon": horizon,
+        "seeds": seed_ids,
+        "dim": DIM,
+        "num_arms": NUM_ARMS,
+        "S": 1.0,
+        "L": 1.0,
+        "C": list(C_VALUES),
+        "adversary": "jb.corruption.flip(budget=C): exact budget, sum |c_t| <= C",
+        "theta_star": "uniform on the unit sphere",
+        "contexts": "K i.i.d. uniform on the unit sphere",
         "noise": {n: noise_settings()[n]._asdict() for n in NOISES},
         "methods": {m: {"label": spec(m).label, "constants": list(constant_names(m))} for m in selected},
-        "constants": list(variants), "constants_used": _constants_used(selected, horizon, variants, tuned),
-        "tuned_file": None if tuned_data is None else {
-            "path": tuned_data["_path"], "sha256": tuned_data["_sha256"], "created": tuned_data.get("created"),
-            "command": tuned_data.get("command"), "versions": tuned_data.get("versions"),
-            "methods": {m: {k: tuned_data["methods"][m].get(k) for k in ("horizon", "seeds", "grid", "over")}
-                        for m in selected}},
-        "runtime": {"what": "seconds one unbatched run (eps = 1 setting) takes to reach round t, measured "
-                            "chunk by chunk with block_until_ready after compiling and running one chunk; "
-                            "seeds 0..repeats-1",
-                    "repeats": repeats, "checkpoints": checkpoints(horizon)[1].tolist()},
-        "versions": versions(), "device": device_info(),
-        "wall_seconds": {"total": elapsed, "regret_sweeps_including_compilation": sweep_seconds,
-                         "runtime_panel_including_compilation": runtime_seconds},
+        "constants": list(variants),
+        "constants_used": _constants_used(selected, horizon, variants, tuned),
+        "tuned_file": None
+        if tuned_data is None
+        else {
+            "path": tuned_data["_path"],
+            "sha256": tuned_data["_sha256"],
+            "created": tuned_data.get("created"),
+            "command": tuned_data.get("command"),
+            "versions": tuned_data.get("versions"),
+            "methods": {
+                m: {k: tuned_data["methods"][m].get(k) for k in ("horizon", "seeds", "grid", "over")}
+                for m in selected
+            },
+        },
+        "runtime": {
+            "what": "seconds one unbatched run (eps = 1 setting) takes to reach round t, measured "
+            "chunk by chunk with block_until_ready after compiling and running one chunk; "
+            "seeds 0..repeats-1",
+            "repeats": repeats,
+            "checkpoints": checkpoints(horizon)[1].tolist(),
+        },
+        "versions": versions(),
+        "device": device_info(),
+        "wall_seconds": {
+            "total": elapsed,
+            "regret_sweeps_including_compilation": sweep_seconds,
+            "runtime_panel_including_compilation": runtime_seconds,
+        },
         "summary": summary,
-        "npz_keys": {"regret": "regret/<constants>/<noise>/<method>/C<C>: [seeds, horizon] cumulative "
-                               "regret, rounds 1..T",
-                     "runtime": "runtime/<constants>/<method>/C<C>/rounds [m] and /seconds [repeats, m]"},
+        "npz_keys": {
+            "regret": "regret/<constants>/<noise>/<method>/C<C>: [seeds, horizon] cumulative "
+            "regret, rounds 1..T",
+            "runtime": "runtime/<constants>/<method>/C<C>/rounds [m] and /seconds [repeats, m]",
+        },
     }
     paths = _write(out, curves, runtimes, settings, variants, selected, horizon, seed_ids)
     if verbose:
         print(format_summary(summary, horizon, len(seed_ids)))
-        print(f"\n{elapsed:.1f} s in all on {jax.devices()[0].platform} "
-              f"({', '.join(f'{spec(m).label} sweep {s:.1f} s' for m, s in sweep_seconds.items())}, "
-              "compilation included)")
+        print(
+            f"\n{elapsed:.1f} s in all on {jax.devices()[0].platform} "
+            f"({', '.join(f'{spec(m).label} sweep {s:.1f} s' for m, s in sweep_seconds.items())}, "
+            "compilation included)"
+        )
         print("wrote " + ", ".join(str(p) for p in paths.values()))
     return Figure1Result(curves=curves, runtimes=runtimes, summary=summary, settings=settings, paths=paths)
 
@@ -122,9 +175,11 @@ def _tuned_for_report(tuned_data: dict, method: str, seed_ids: list, seeds) -> t
     values = tuned_values(tuned_data, method)
     shared = sorted(set(seed_ids) & set(tuned_data["methods"][method].get("seeds", [])))
     if shared:
-        raise ValueError(f"seeds={seeds!r} is invalid: the reported seeds share {len(shared)} seed(s) "
-                         f"with the seeds {method} was tuned on (e.g. {shared[:3]}); report on seeds "
-                         "below the tuning seeds")
+        raise ValueError(
+            f"seeds={seeds!r} is invalid: the reported seeds share {len(shared)} seed(s) "
+            f"with the seeds {method} was tuned on (e.g. {shared[:3]}); report on seeds "
+            "below the tuning seeds"
+        )
     return values
 
 
@@ -141,13 +196,20 @@ def _regret_sweeps(selected, horizon, seed_ids, variants, tuned, progress):
         if tuned[m] is not None:
             grid["variant"] = _variant_values(variants)
         t0 = time.perf_counter()
-        res = jb.sweep({spec(m).label: figure_factory(m, horizon, tuned[m])}, environment, grid,
-                       horizon=horizon, seeds=seed_ids, record=1, progress=progress)
+        res = jb.sweep(
+            {spec(m).label: figure_factory(m, horizon, tuned[m])},
+            environment,
+            grid,
+            horizon=horizon,
+            seeds=seed_ids,
+            record=1,
+            progress=progress,
+        )
         seconds[m] = time.perf_counter() - t0
         res = res.sel(algorithm=spec(m).label)
-        if "variant" not in res.dims:                       # theory only: add the axis back
+        if "variant" not in res.dims:  # theory only: add the axis back
             res = _with_axis(res, "variant", _variant_values(variants))
-        slope = jb.loglog_slope(res)                        # [noise, C, variant]
+        slope = jb.loglog_slope(res)  # [noise, C, variant]
         cum = np.asarray(res.cumulative_regret, np.float64)  # [noise, C, variant, seed, round]
         for vi, v in enumerate(variants):
             for ni, n in enumerate(NOISES):
@@ -164,14 +226,16 @@ def _runtime_panel(selected, horizon, variants, tuned, repeats, progress):
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(selected) * len(variants) * len(C_VALUES) * repeats, desc="runtime (b)",
-                   unit="run")
+        bar = tqdm(
+            total=len(selected) * len(variants) * len(C_VALUES) * repeats, desc="runtime (b)", unit="run"
+        )
     for m in selected:
         t0 = time.perf_counter()
         for v, vv in zip(variants, _variant_values(variants)):
             for C in C_VALUES:
-                runtimes[(v, m, C)] = time_runs(m, horizon, tuned=tuned[m], variant=vv, C=C,
-                                                repeats=repeats, bar=bar)
+                runtimes[(v, m, C)] = time_runs(
+                    m, horizon, tuned=tuned[m], variant=vv, C=C, repeats=repeats, bar=bar
+                )
         seconds[m] = time.perf_counter() - t0
     if bar is not None:
         bar.close()
@@ -183,15 +247,34 @@ def _summary(curves, slopes, runtimes) -> list[dict]:
     summary = []
     for (v, n, m, C), c in curves.items():
         mean, se = mean_and_stderr(c[:, -1])
-        summary.append({"kind": "regret", "constants": v, "noise": n, "method": m, "C": C,
-                        "final_regret_mean": float(mean), "final_regret_stderr": float(se),
-                        "loglog_slope_second_half": slopes[(v, n, m, C)]})
+        summary.append(
+            {
+                "kind": "regret",
+                "constants": v,
+                "noise": n,
+                "method": m,
+                "C": C,
+                "final_regret_mean": float(mean),
+                "final_regret_stderr": float(se),
+                "loglog_slope_second_half": slopes[(v, n, m, C)],
+            }
+        )
     for (v, m, C), (rounds, sec) in runtimes.items():
-        summary.append({"kind": "runtime", "constants": v, "noise": "student_t", "method": m, "C": C,
-                        "rounds": int(rounds[-1]), "seconds_median": float(np.median(sec[:, -1])),
-                        "seconds_min": float(sec[:, -1].min()), "seconds_max": float(sec[:, -1].max()),
-                        "ms_per_round_at_end": float(np.median(last_chunk_rate(rounds, sec))) * 1e3,
-                        "loglog_slope_second_half": runtime_slope(rounds, sec)})
+        summary.append(
+            {
+                "kind": "runtime",
+                "constants": v,
+                "noise": "student_t",
+                "method": m,
+                "C": C,
+                "rounds": int(rounds[-1]),
+                "seconds_median": float(np.median(sec[:, -1])),
+                "seconds_min": float(sec[:, -1].min()),
+                "seconds_max": float(sec[:, -1].max()),
+                "ms_per_round_at_end": float(np.median(last_chunk_rate(rounds, sec))) * 1e3,
+                "loglog_slope_second_half": runtime_slope(rounds, sec),
+            }
+        )
     return summary
 
 

@@ -19,7 +19,7 @@ from .settings import environment
 RUNTIME_POINTS = 20  # checkpoints of the runtime curves
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _runners(method: str, horizon: int, tuned: tuple | None):
     """Jitted ``init(key, params)`` and ``chunk(carry, params, rounds)`` for one (unbatched) run;
     ``params`` `[3]` = (noise index, C, variant)."""
@@ -49,8 +49,9 @@ def checkpoints(horizon: int, points: int = RUNTIME_POINTS):
     return c, np.arange(1, horizon // c + 1) * c
 
 
-def time_runs(method: str, horizon: int, *, tuned: tuple | None, variant: float, C: float,
-              repeats: int, bar=None) -> tuple:
+def time_runs(
+    method: str, horizon: int, *, tuned: tuple | None, variant: float, C: float, repeats: int, bar=None
+) -> tuple:
     """Seconds one run (ε = 1 setting, budget C) takes to reach each checkpoint round, for the seeds
     0..repeats−1 (the reported runs), after compilation. Returns ``(rounds [m], seconds [repeats, m])``.
     """

@@ -7,7 +7,8 @@ import datetime
 import math
 import os
 import platform
-from typing import Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -40,13 +41,20 @@ class NoiseSetting(NamedTuple):
 
 def noise_settings() -> dict:
     """``{"student_t": (a), "pareto": (c)}`` in panel order."""
-    with jax.ensure_compile_time_eval():      # a number even when called inside a traced factory
+    with jax.ensure_compile_time_eval():  # a number even when called inside a traced factory
         pareto_nu = float(jb.noise.raw_pareto_moment_bound(1.5, 1.0, 0.4))
     return {
-        "student_t": NoiseSetting("student_t", "(a)", "ε = 1: Student-t(3) noise, ν = √3",
-                                  "student_t(df=3)", 1.0, math.sqrt(3.0)),
-        "pareto": NoiseSetting("pareto", "(c)", "ε = 0.4: centred Pareto(1.5, 1) noise, ν = 15^(1/1.4)",
-                               "pareto(shape=1.5, x_min=1), centred", 0.4, pareto_nu),
+        "student_t": NoiseSetting(
+            "student_t", "(a)", "ε = 1: Student-t(3) noise, ν = √3", "student_t(df=3)", 1.0, math.sqrt(3.0)
+        ),
+        "pareto": NoiseSetting(
+            "pareto",
+            "(c)",
+            "ε = 0.4: centred Pareto(1.5, 1) noise, ν = 15^(1/1.4)",
+            "pareto(shape=1.5, x_min=1), centred",
+            0.4,
+            pareto_nu,
+        ),
     }
 
 
@@ -91,30 +99,42 @@ def environment(p) -> jb.Environment:
     """The Section 6 environment for grid point ``p`` (``p["noise"]``: 0 or 1, ``p["C"]``: budget)."""
     if not isinstance(p, Mapping) or "noise" not in p or "C" not in p:
         raise ValueError(f"p={p!r} is invalid: it must be a mapping with 'noise' (0 or 1) and 'C' (>= 0)")
-    return jb.envs.linear(DIM, NUM_ARMS, noise=selected_noise(p["noise"]),
-                          corruption=jb.corruption.flip(p["C"]))
+    return jb.envs.linear(
+        DIM, NUM_ARMS, noise=selected_noise(p["noise"]), corruption=jb.corruption.flip(p["C"])
+    )
 
 
 # --- provenance -------------------------------------------------------------------------------------
+
 
 def versions() -> dict:
     """Package versions a result depends on."""
     import jaxlib
     import matplotlib
 
-    return {"jaxbandit": jb.__version__, "jax": jax.__version__, "jaxlib": jaxlib.__version__,
-            "numpy": np.__version__, "matplotlib": matplotlib.__version__,
-            "python": platform.python_version()}
+    return {
+        "jaxbandit": jb.__version__,
+        "jax": jax.__version__,
+        "jaxlib": jaxlib.__version__,
+        "numpy": np.__version__,
+        "matplotlib": matplotlib.__version__,
+        "python": platform.python_version(),
+    }
 
 
 def device_info() -> dict:
     """The devices and machine a result ran on."""
     devs = jax.devices()
-    return {"backend": jax.default_backend(), "devices": [str(d) for d in devs],
-            "device_kind": devs[0].device_kind, "cpu_count": os.cpu_count(),
-            "machine": platform.machine(), "processor": platform.processor() or None,
-            "system": f"{platform.system()} {platform.release()}",
-            "dtype": str(np.dtype(float_dtype()))}
+    return {
+        "backend": jax.default_backend(),
+        "devices": [str(d) for d in devs],
+        "device_kind": devs[0].device_kind,
+        "cpu_count": os.cpu_count(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or None,
+        "system": f"{platform.system()} {platform.release()}",
+        "dtype": str(np.dtype(float_dtype())),
+    }
 
 
 def now() -> str:
@@ -136,9 +156,14 @@ def jsonable(x):
 
 # --- argument checks --------------------------------------------------------------------------------
 
+
 def check_int(name, value, low, high=None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low \
-            or (high is not None and value > high):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or value < low
+        or (high is not None and value > high)
+    ):
         rng = f"[{low}, {high}]" if high is not None else f"[{low}, inf)"
         raise ValueError(f"{name}={value!r} is invalid: it must be an integer in {rng}")
     return int(value)
@@ -158,10 +183,16 @@ def seed_list(seeds, name) -> list:
     try:
         ids = [int(s) for s in seeds]
     except (TypeError, ValueError):
-        raise ValueError(f"{name}={seeds!r} is invalid: give a count >= 1 or non-negative integer seeds") \
-            from None
-    if not ids or min(ids) < 0 or len(set(ids)) != len(ids) or any(
-            isinstance(s, bool) or not float(s).is_integer() for s in seeds):
-        raise ValueError(f"{name}={seeds!r} is invalid: give a count >= 1 or distinct non-negative "
-                         "integer seeds")
+        raise ValueError(
+            f"{name}={seeds!r} is invalid: give a count >= 1 or non-negative integer seeds"
+        ) from None
+    if (
+        not ids
+        or min(ids) < 0
+        or len(set(ids)) != len(ids)
+        or any(isinstance(s, bool) or not float(s).is_integer() for s in seeds)
+    ):
+        raise ValueError(
+            f"{name}={seeds!r} is invalid: give a count >= 1 or distinct non-negative integer seeds"
+        )
     return ids

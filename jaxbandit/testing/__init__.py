@@ -1,0 +1,40 @@
+"""Conformance checks for jaxbandit algorithms and environments, like scikit-learn's ``check_estimator``.
+
+``check_algorithm(factory, params, dim=, num_arms=)`` runs an algorithm (built by a ``jb.sweep``-style
+factory from example hyperparameters) on small synthetic problems and checks the contract of
+``jaxbandit.core.types``: its state keeps one structure, shape and dtype; ``select`` returns an int32 arm
+in [0, K) and breaks ties to the lowest index; a jitted run equals an eager one; a run is bitwise the same
+alone and inside a ``vmap`` batch; its state stays finite under ±inf and huge rewards; every
+hyperparameter may be traced (a sweep's grid axis) without recompiling; and ``uses_revealed_nu`` tells the
+truth. ``check_environment(env)`` checks a stream (shapes, dtypes, means = contexts·θ*, a function of
+(key, θ*, t) alone) and its adversary (finite feedback, reward = mean + η + c, the declared budget, bitwise
+equal under ``vmap`` and chunking).
+
+Both return None when every property holds and raise ``AssertionError`` on the first that fails, with a
+message naming the checker, the algorithm or environment, the property's short id and, where there is
+one, the first failing round (numbered from 1: round t + 1 is the runner's 0-based index t)::
+
+    check_algorithm(make_alg): property 'tie_lowest_index' failed in round 7: ...
+
+They raise ``ValueError`` for bad arguments before doing any work. Everything is drawn from fixed seeds,
+so a check is reproducible; a check compiles a handful of small programs and takes seconds at the default
+sizes (more for algorithms with inner solvers). Example::
+
+    import jaxbandit as jb
+    from jaxbandit import testing
+
+    def make_alg(p):   # as jb.sweep takes it: p maps names to (possibly traced) float scalars
+        return jb.cr_hvt_ucb(40, 3, eps=1.0, nu=1.0, corruption=p["C"], beta_scale=p["beta_scale"])
+
+    testing.check_algorithm(make_alg, {"C": 0.0, "beta_scale": 0.1}, dim=3, num_arms=5)
+    testing.check_environment(jb.envs.linear(3, 5, noise=jb.noise.student_t(3.0),
+                                             corruption=jb.corruption.flip(2.0)))
+
+A factory must build its algorithm for a horizon of at least ``horizon`` rounds (algorithms that keep a
+history size it by their own horizon).
+"""
+
+from ._algorithm import check_algorithm
+from ._environment import check_environment
+
+__all__ = ["check_algorithm", "check_environment"]
