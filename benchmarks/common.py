@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+import io
 import os
 import platform
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,6 +22,22 @@ from jaxbandit.core.types import Algorithm
 from jaxbandit.report.results import atomic_write_json
 
 D, K = 10, 20  # the paper's setting
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_previous(rev: str):
+    """The package as of git revision ``rev``, imported as ``jaxbandit_previous`` beside ``jaxbandit``, so
+    that a benchmark can time the previous code and the current one in one process (its sweep and
+    simulation paths import relatively)."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "jaxbandit"], check=True, capture_output=True
+    ).stdout
+    root = Path(tempfile.mkdtemp(prefix="jaxbandit-previous-"))
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(root, filter="data")
+    (root / "jaxbandit").rename(root / "jaxbandit_previous")
+    sys.path.insert(0, str(root))
+    return importlib.import_module("jaxbandit_previous")
 
 
 def null_agent() -> Algorithm:

@@ -1,4 +1,5 @@
-"""Every (algorithm × grid point × seed) run in one jitted, vmapped call per algorithm.
+"""Every (algorithm × grid point × seed) run in one jitted, vmapped call per algorithm, each seed's stream
+drawn once for every grid point that shares it.
 
 The grid's numeric values are traced arguments of the compiled function — a new grid of the same size
 never recompiles — and the factories receive them as traced scalars::
@@ -16,6 +17,13 @@ never recompiles — and the factories receive them as traced scalars::
 Define the factories once (module level or a notebook cell run once): compiled code is cached per
 factory object. Seed s of every grid point and every algorithm uses the key ``fold_in(key, s)``, so all
 of them face the same θ*, contexts and noise (common random numbers).
+
+Shared streams. The grid axes that can change the environment's stream (θ*, contexts, η_t, ν_t: a noise
+parameter, S, L, ...) are found by tracing it (``runner.sharing``); the others (the adversary's and the
+algorithm's) cannot. The runs are laid out as streams × lanes: one stream per (seed, value of the stream
+axes), drawn once per round, and one lane per value of the other axes, all fed that draw — a
+``vmap`` over streams of a ``vmap`` over lanes inside one ``lax.scan`` over rounds. A run's numbers are
+bitwise those of the same run alone (``jb.simulate``), in any batch, chunking or device count.
 """
 
 from __future__ import annotations
@@ -23,9 +31,9 @@ from __future__ import annotations
 import functools
 import itertools
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -33,154 +41,117 @@ import numpy as np
 
 from ..core import validation as V
 from ..core.dtypes import float_dtype
-from ..core.types import Algorithm, Environment
+from ..core.types import EnvState
 from ..report.results import SweepResult
-from . import accumulate, distributed
+from . import accumulate, distributed, sharing
 from . import checkpoint as checkpoint_lib
-from .simulate import Carry, as_key, check_pair, init_carry, round_step
+from .grid import as_factory, describe, grid_arrays, validate_grid
+from .simulate import AGENT_KEY, agent_keys, as_key, respond_and_learn
 
 Array = jax.Array
 
-#: Above this many grid points, validation calls the factories on the grid's corners and on each
-#: axis's values instead of on every point (every check in jaxbandit is an interval, so monotone).
-FULL_VALIDATION_LIMIT = 4096
+#: Changes whenever the carry a checkpoint holds changes shape, so that an old checkpoint is not resumed.
+LAYOUT = "streams-x-lanes/1"
 
 
-class _RunCarry(NamedTuple):
-    sim: Carry
+class _Layout(NamedTuple):
+    """The grid's axes split into those that change the stream and the others (static)."""
+
+    stream_names: tuple[str, ...]
+    agent_names: tuple[str, ...]
+
+
+class _Lane(NamedTuple):
+    """What one run carries besides its stream: the algorithm, the adversary, the running sums."""
+
+    alg_state: Any
+    adversary: Any
     cum_regret: accumulate.RunningSum
     spent: accumulate.RunningSum
 
 
-def _as_factory(obj, what: str) -> Callable:
-    if isinstance(obj, (Algorithm, Environment)):
-        return _Constant(obj)
-    if callable(obj):
-        return obj
-    kind = "jb.Algorithm" if what == "algorithm" else "jb.Environment"
-    raise ValueError(f"{what}={obj!r} is invalid: it must be a factory params -> {kind}, or a {kind}")
+class _StreamCarry(NamedTuple):
+    """One stream (a seed at one value of the stream axes) and its lanes `[G]`."""
+
+    round_key: Array
+    agent_key: Array
+    theta_star: Array
+    lanes: _Lane
 
 
-class _Constant:
-    """A factory ignoring its parameters; hashable by its value so compiled code is reused."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def __call__(self, params):
-        return self.value
-
-    def __hash__(self):
-        return hash(self.value)
-
-    def __eq__(self, other):
-        return isinstance(other, _Constant) and other.value is self.value
-
-
-def _grid_arrays(grid: Mapping[str, Sequence[float]] | None):
-    if grid is None:
-        return (), (), {}
-    if not isinstance(grid, Mapping):
-        raise ValueError(f"grid={grid!r} is invalid: it must be a dict name -> 1-D list of numbers")
-    names, axes = [], []
-    for name, values in grid.items():
-        if not isinstance(name, str) or not name.isidentifier() or name in ("seed", "round", "algorithm"):
-            raise ValueError(
-                f"grid name {name!r} is invalid: use an identifier other than 'seed', 'round' and 'algorithm'"
-            )
-        arr = V._as_float_array(f"grid[{name!r}]", values, "a non-empty 1-D list of numbers")
-        if arr.ndim != 1 or arr.size == 0:
-            raise ValueError(f"grid[{name!r}] has shape {arr.shape}: expected a non-empty 1-D list")
-        if np.any(np.isnan(arr)):
-            raise ValueError(f"grid[{name!r}] contains NaN: every grid value must be a number")
-        with np.errstate(over="ignore"):
-            overflow = np.isfinite(arr) & ~np.isfinite(arr.astype(float_dtype()))
-        if np.any(overflow):
-            raise ValueError(
-                f"grid[{name!r}] contains {arr[overflow][0]!r}, which overflows "
-                f"{np.dtype(float_dtype()).name} (the dtype the runs use): use inf or a "
-                "smaller number"
-            )
-        names.append(name)
-        axes.append(arr)
-    mesh = np.meshgrid(*axes, indexing="ij")
-    flat = {n: m.ravel() for n, m in zip(names, mesh)}
-    return tuple(names), tuple(axes), flat
-
-
-def _validation_points(axes) -> list[tuple[int, ...]]:
-    shape = tuple(a.size for a in axes)
-    total = int(np.prod(shape)) if shape else 1
-    if total <= FULL_VALIDATION_LIMIT:
-        return list(itertools.product(*[range(n) for n in shape]))
-    extremes = [sorted({int(np.argmin(a)), int(np.argmax(a))}) for a in axes]
-    points = set(itertools.product(*extremes))
-    for i, a in enumerate(axes):
-        base = [e[0] for e in extremes]
-        for j in range(a.size):
-            points.add(tuple(base[:i] + [j] + base[i + 1 :]))
-    return sorted(points)
-
-
-def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, axes, horizon):
-    """Call every factory on concrete grid points; re-raise a ``ValueError`` naming the point."""
-    # The runs see the grid as ``float_dtype()`` scalars, so validate exactly those values (a float64
-    # value can round to an invalid float32 one, e.g. delta = 1 - 1e-9 becomes 1).
-    dtype = float_dtype()
-    for idx in _validation_points(axes):
-        point = {n: float(np.asarray(a[i], dtype=dtype)) for n, a, i in zip(names, axes, idx)}
-        for alg_name, make_alg in make_algs.items():
-            where = ", ".join(f"{k}={v:g}" for k, v in point.items())
-            label = f"algorithm {alg_name!r}" if alg_name else "the sweep"
-            try:
-                check_pair(make_alg(point), make_env(point), horizon)
-            except ValueError as err:
-                raise ValueError(f"{label} at grid point ({where}): {err}") from None
-            except KeyError as err:
-                raise ValueError(
-                    f"{label} at grid point ({where}): a factory asked for the grid parameter "
-                    f"{err.args[0]!r}, which the grid does not define (it has "
-                    f"{list(names)})"
-                ) from None
-
-
-def _build(make_alg, make_env, names, params):
-    point = {n: params[i] for i, n in enumerate(names)}
-    return make_alg(point), make_env(point)
+def _point(layout: _Layout, stream_values: Array, agent_values: Array) -> dict:
+    point = {n: stream_values[i] for i, n in enumerate(layout.stream_names)}
+    point.update({n: agent_values[i] for i, n in enumerate(layout.agent_names)})
+    return point
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2))
-def _init_runs(make_alg, make_env, names, params, keys):
-    def one(p, k):
-        alg, env = _build(make_alg, make_env, names, p)
-        zero = accumulate.zero(float_dtype())
-        return _RunCarry(init_carry(alg, env, k), zero, zero)
+def _init_streams(make_alg, make_env, layout: _Layout, stream_params, agent_params, keys):
+    """θ*, the keys and every lane's initial state, per stream `[S]` and lane `[S, G]`."""
 
-    return jax.vmap(one)(params, keys)
+    def per_stream(sp, key):
+        # The stream does not depend on the lanes' axes, so any lane's values build it.
+        stream = make_env(_point(layout, sp, agent_params[0])).stream
+        key_env, key_rounds = jax.random.split(key)
+
+        def per_lane(ap):
+            point = _point(layout, sp, ap)
+            zero = accumulate.zero(float_dtype())
+            return _Lane(make_alg(point).init(), make_env(point).adversary.init(), zero, zero)
+
+        return _StreamCarry(
+            key_rounds,
+            jax.random.fold_in(key, AGENT_KEY),
+            stream.init(key_env),
+            jax.vmap(per_lane)(agent_params),
+        )
+
+    return jax.vmap(per_stream)(stream_params, keys)
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
-def _run_chunk(make_alg, make_env, names, horizon, per_round, params, carry, rounds):
-    """Rounds ``rounds`` `[n]` of every run. The last chunk is padded past the horizon so that every
-    chunk has one shape (one compilation); padded rounds add nothing to the recorded sums, and the
-    state they leave behind is never used."""
+def _run_chunk(
+    make_alg,
+    make_env,
+    layout: _Layout,
+    horizon: int,
+    per_round: bool,
+    stream_params,
+    agent_params,
+    carry,
+    rounds,
+):
+    """Rounds ``rounds`` `[n]` of every run; outputs `[S, n, G]`. The last chunk is padded past the horizon
+    so that every chunk has one shape (one compilation); padded rounds add nothing to the recorded sums,
+    and the state they leave behind is never used."""
 
-    def one(p, c: _RunCarry):
-        step = round_step(*_build(make_alg, make_env, names, p))
+    def per_stream(sp, c: _StreamCarry):
+        stream = make_env(_point(layout, sp, agent_params[0])).stream
 
-        def body(c: _RunCarry, t):
-            sim, traj = step(c.sim, t)
-            active = t < horizon
-            cum = accumulate.add(c.cum_regret, jnp.where(active, traj.regret, 0.0))
-            spent = accumulate.add(c.spent, jnp.where(active, jnp.abs(traj.corruption), 0.0))
-            out = {"cumulative_regret": cum.shown, "corruption_spent": spent.shown}
-            if per_round:
-                out.update(regret=traj.regret, action=traj.action, corruption=traj.corruption)
-            return _RunCarry(sim, cum, spent), out
+        def body(c: _StreamCarry, t):
+            rnd = stream.draw(jax.random.fold_in(c.round_key, t), c.theta_star, t)  # once per stream
+            keys = agent_keys(c.agent_key, t)
+
+            def per_lane(ap, lane: _Lane):
+                point = _point(layout, sp, ap)
+                alg, env = make_alg(point), make_env(point)
+                alg_state, env_state, traj = respond_and_learn(
+                    alg, env, lane.alg_state, EnvState(c.theta_star, lane.adversary), rnd, t, keys
+                )
+                active = t < horizon
+                cum = accumulate.add(lane.cum_regret, jnp.where(active, traj.regret, 0.0))
+                spent = accumulate.add(lane.spent, jnp.where(active, jnp.abs(traj.corruption), 0.0))
+                out = {"cumulative_regret": cum.shown, "corruption_spent": spent.shown}
+                if per_round:
+                    out.update(regret=traj.regret, action=traj.action, corruption=traj.corruption)
+                return _Lane(alg_state, env_state.adversary, cum, spent), out
+
+            lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
+            return c._replace(lanes=lanes), out
 
         return jax.lax.scan(body, c, rounds)
 
-    return jax.vmap(one)(params, carry)
+    return jax.vmap(per_stream)(stream_params, carry)
 
 
 def record_rounds(record, horizon: int) -> np.ndarray:
@@ -213,6 +184,19 @@ def _default_chunk(num_runs: int, horizon: int) -> int:
     return int(min(horizon, max(64, (1 << 24) // max(num_runs, 1))))
 
 
+def _seed_ids(seeds) -> np.ndarray:
+    ids = np.arange(V.check_int("seeds", seeds)) if np.ndim(seeds) == 0 else np.asarray(seeds)
+    if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer) or np.any(ids < 0):
+        raise ValueError(f"seeds={seeds!r} is invalid: give a count >= 1 or non-negative integer seeds")
+    return ids
+
+
+def _product(axes: Sequence[np.ndarray]) -> np.ndarray:
+    """Every combination of the axes' values, the last axis fastest: `[points, len(axes)]`."""
+    combos = list(itertools.product(*axes))
+    return np.asarray(combos, dtype=np.float64).reshape(len(combos), len(axes))
+
+
 def sweep(
     algorithm,
     environment,
@@ -243,101 +227,72 @@ def sweep(
         O(runs × recorded rounds).
       chunk_size: rounds per compiled chunk (default: about 2^24 outputs per chunk).
       progress: show a progress bar with agent-rounds per second.
-      devices: devices to shard the runs over (default: all of ``jax.devices()``, every host's).
+      devices: devices to shard the streams over (default: all of ``jax.devices()``, every host's).
       checkpoint: a directory; after every chunk the sweep saves its state there atomically, and a
-        sweep started again with the same settings resumes from it (see ``jaxbandit.checkpoint``).
+        sweep started again with the same settings resumes from it (see ``jaxbandit.runner.checkpoint``).
+
+    Raises ``ValueError`` before anything runs for a bad argument, an invalid value at any grid point,
+    or a grid axis that a factory reads in Python control flow (it cannot be traced).
     """
     horizon = V.check_int("horizon", horizon)
     algs = dict(algorithm) if isinstance(algorithm, Mapping) else {"": algorithm}
     if not algs:
         raise ValueError("algorithm={} is invalid: give at least one algorithm")
-    make_algs = {name: _as_factory(a, "algorithm") for name, a in algs.items()}
-    make_env = _as_factory(environment, "environment")
-    names, axes, flat = _grid_arrays(grid)
-    seed_ids = np.arange(V.check_int("seeds", seeds)) if np.ndim(seeds) == 0 else np.asarray(seeds)
-    if (
-        seed_ids.ndim != 1
-        or seed_ids.size == 0
-        or not np.issubdtype(seed_ids.dtype, np.integer)
-        or np.any(seed_ids < 0)
-    ):
-        raise ValueError(f"seeds={seeds!r} is invalid: give a count >= 1 or non-negative integer seeds")
+    make_algs = {name: as_factory(a, "algorithm") for name, a in algs.items()}
+    make_env = as_factory(environment, "environment")
+    names, axes, _ = grid_arrays(grid)
+    seed_ids = _seed_ids(seeds)
     rounds_kept = record_rounds(record, horizon)
     per_round = isinstance(record, str)
     if chunk_size is not None:
         V.check_int("chunk_size", chunk_size)
-    as_key(key)
-    validate_grid(make_algs, make_env, names, axes, horizon)
-
-    num_points = int(np.prod([a.size for a in axes])) if axes else 1
-    num_seeds = seed_ids.size
-    num_runs = num_points * num_seeds
-    mesh = distributed.run_mesh(devices)
-    padded = distributed.padded_size(num_runs, mesh)
-    run_params = (
-        np.stack([np.repeat(flat[n], num_seeds) for n in names], axis=-1)
-        if names
-        else np.zeros((num_runs, 0))
-    )
-    run_seeds = np.tile(seed_ids, num_points)
-    # Pad the run axis to a multiple of the device count with copies of the last run (dropped later).
-    pad = padded - num_runs
-    run_params = np.concatenate([run_params, np.repeat(run_params[-1:], pad, axis=0)])
-    run_seeds = np.concatenate([run_seeds, np.repeat(run_seeds[-1:], pad)])
     base_key = as_key(key)
-    keys = jax.vmap(lambda s: jax.random.fold_in(base_key, s))(jnp.asarray(run_seeds))
-    params = distributed.shard_runs(jnp.asarray(run_params, dtype=float_dtype()), mesh)
-    keys = distributed.shard_runs(keys, mesh)
-    chunk = min(_default_chunk(padded, horizon) if chunk_size is None else chunk_size, horizon)
+    validate_grid(make_algs, make_env, names, axes, horizon)
+    first = {n: float(np.asarray(a[0], float_dtype())) for n, a in zip(names, axes)}
+    sharing.check_traceable(
+        {
+            **{f"algorithm {k!r}" if k else "the algorithm": f for k, f in make_algs.items()},
+            "the environment": make_env,
+        },
+        first,
+    )
+    stream_names = sharing.stream_axes(make_env, first)
+    layout = _Layout(
+        tuple(n for n in names if n in stream_names), tuple(n for n in names if n not in stream_names)
+    )
+    plan = _Plan.make(layout, names, axes, seed_ids, base_key, devices, horizon, chunk_size)
 
     ckpt_dir = None if checkpoint is None else Path(checkpoint)
     settings = dict(
         horizon=horizon,
-        grid={n: a for n, a in zip(names, axes)},
+        grid=dict(zip(names, axes)),
         seeds=seed_ids,
         key=np.asarray(jax.random.key_data(base_key)),
         record=rounds_kept.tolist(),
         per_round=per_round,
-        chunk=chunk,
+        chunk=plan.chunk,
         dtype=str(float_dtype()),
-        runs=padded,
+        streams=plan.padded,
+        layout=LAYOUT,
+        stream_axes=list(layout.stream_names),
     )
     per_alg = []
     for index, (alg_name, make_alg) in enumerate(make_algs.items()):
         finger = checkpoint_lib.fingerprint(
             dict(
-                settings,
-                algorithm=alg_name,
-                index=index,
-                factory=_describe(make_alg),
-                env=_describe(make_env),
+                settings, algorithm=alg_name, index=index, factory=describe(make_alg), env=describe(make_env)
             )
         )
         path = None if ckpt_dir is None else ckpt_dir / f"algorithm-{index}.npz"
         kept = _run_algorithm(
-            make_alg,
-            make_env,
-            names,
-            horizon,
-            per_round,
-            params,
-            keys,
-            chunk,
-            rounds_kept,
-            progress,
-            alg_name,
-            mesh,
-            path,
-            finger,
+            make_alg, make_env, plan, horizon, per_round, rounds_kept, progress, alg_name, path, finger
         )
-        per_alg.append({field: value[:num_runs] for field, value in kept.items()})
+        per_alg.append({field: plan.to_grid_order(value) for field, value in kept.items()})
     data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
     lead = ("algorithm",) if isinstance(algorithm, Mapping) else ()
-    grid_shape = tuple(a.size for a in axes)
-    for field, arr in data.items():
-        arr = arr.reshape((len(per_alg),) + grid_shape + (num_seeds, arr.shape[-1]))
-        data[field] = arr if lead else arr[0]
-    coords = {n: a for n, a in zip(names, axes)}
+    if not lead:
+        data = {field: arr[0] for field, arr in data.items()}
+    coords = dict(zip(names, axes))
     coords.update(seed=seed_ids, round=rounds_kept)
     if lead:
         coords = {"algorithm": np.asarray(list(algs)), **coords}
@@ -348,51 +303,96 @@ def sweep(
         meta={
             "horizon": horizon,
             "record": "all" if per_round else "checkpoints",
-            "devices": 1 if mesh is None else mesh.size,
+            "devices": 1 if plan.mesh is None else plan.mesh.size,
+            "stream_axes": list(layout.stream_names),
+            "streams": plan.num_streams,
         },
     )
 
 
-def _describe(factory) -> str:
-    target = factory.value if isinstance(factory, _Constant) else factory
-    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(target).__name__)}"
+class _Plan(NamedTuple):
+    """How the runs are laid out: streams (stream-axis values × seeds, padded to the device count) and
+    lanes (values of the other axes), with their parameters and keys placed on the devices."""
+
+    layout: _Layout
+    grid_shape: tuple[int, ...]  # sizes of the grid axes, in grid order
+    order: tuple[int, ...]  # grid-order position of each stream axis, then each lane axis
+    num_seeds: int
+    num_streams: int
+    padded: int
+    stream_params: Array  # [S_padded, stream axes]
+    agent_params: Array  # [G, lane axes]
+    keys: Array  # [S_padded]
+    mesh: Any
+    chunk: int
+
+    @classmethod
+    def make(cls, layout, names, axes, seed_ids, base_key, devices, horizon, chunk_size) -> _Plan:
+        by_name = dict(zip(names, axes))
+        stream_points = _product([by_name[n] for n in layout.stream_names])
+        agent_points = _product([by_name[n] for n in layout.agent_names])
+        num_streams = stream_points.shape[0] * seed_ids.size
+        mesh = distributed.run_mesh(devices)
+        padded = distributed.padded_size(num_streams, mesh)
+        # stream s = (stream point s // seeds, seed s % seeds); padding repeats the last stream
+        params = np.repeat(stream_points, seed_ids.size, axis=0)
+        stream_seeds = np.tile(seed_ids, stream_points.shape[0])
+        pad = padded - num_streams
+        params = np.concatenate([params, np.repeat(params[-1:], pad, axis=0)])
+        stream_seeds = np.concatenate([stream_seeds, np.repeat(stream_seeds[-1:], pad)])
+        keys = jax.vmap(lambda s: jax.random.fold_in(base_key, s))(jnp.asarray(stream_seeds))
+        runs = padded * agent_points.shape[0]
+        chunk = min(_default_chunk(runs, horizon) if chunk_size is None else chunk_size, horizon)
+        order = tuple(names.index(n) for n in layout.stream_names + layout.agent_names)
+        return cls(
+            layout,
+            tuple(a.size for a in axes),
+            order,
+            seed_ids.size,
+            num_streams,
+            padded,
+            distributed.shard_runs(jnp.asarray(params, float_dtype()), mesh),
+            jnp.asarray(agent_points, float_dtype()),
+            distributed.shard_runs(keys, mesh),
+            mesh,
+            chunk,
+        )
+
+    def to_grid_order(self, kept: np.ndarray) -> np.ndarray:
+        """A field kept as `[S_padded, G, rounds]` as `[*grid, seed, rounds]`."""
+        sizes = [self.grid_shape[i] for i in self.order]
+        ns = len(self.layout.stream_names)
+        arr = kept[: self.num_streams].reshape(sizes[:ns] + [self.num_seeds] + sizes[ns:] + [kept.shape[-1]])
+        # axes now: stream axes, seed, lane axes, round -> grid order, seed, round
+        src = {grid_pos: k if k < ns else k + 1 for k, grid_pos in enumerate(self.order)}
+        perm = [src[i] for i in range(len(self.grid_shape))] + [ns, arr.ndim - 1]
+        return np.transpose(arr, perm)
 
 
 def _run_algorithm(
-    make_alg,
-    make_env,
-    names,
-    horizon,
-    per_round,
-    params,
-    keys,
-    chunk,
-    rounds_kept,
-    progress,
-    label,
-    mesh,
-    ckpt_path,
-    finger,
-):
-    carry = _init_runs(make_alg, make_env, names, params, keys)
+    make_alg, make_env, plan: _Plan, horizon, per_round, rounds_kept, progress, label, ckpt_path, finger
+) -> dict:
+    """Every chunk of one algorithm's runs, checkpointed; the kept fields as `[S_padded, G, rounds]`."""
+    args = (plan.stream_params, plan.agent_params)
+    carry = _init_streams(make_alg, make_env, plan.layout, *args, plan.keys)
     kept: dict = {}
     start_round = 0
     if ckpt_path is not None:
         restored = checkpoint_lib.load(ckpt_path, template=carry, finger=finger)
         if restored is not None:
             carry, kept, start_round = restored
-            carry = distributed.shard_runs(carry, mesh)
-    num_runs = params.shape[0]
+            carry = distributed.shard_runs(carry, plan.mesh)
+    num_runs = plan.num_streams * plan.agent_params.shape[0]
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
-    for t0 in range(start_round, horizon, chunk):
-        rounds = jnp.arange(t0, t0 + chunk, dtype=jnp.int32)
-        carry, out = _run_chunk(make_alg, make_env, names, horizon, per_round, params, carry, rounds)
-        sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + chunk)] - t0
-        for field, value in out.items():
-            kept.setdefault(field, []).append(distributed.to_host(value)[:, sel])
-        done = min(t0 + chunk, horizon)
+    for t0 in range(start_round, horizon, plan.chunk):
+        rounds = jnp.arange(t0, t0 + plan.chunk, dtype=jnp.int32)
+        carry, out = _run_chunk(make_alg, make_env, plan.layout, horizon, per_round, *args, carry, rounds)
+        sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
+        for field, value in out.items():  # [S, n, G] -> [S, G, kept]
+            kept.setdefault(field, []).append(np.moveaxis(distributed.to_host(value)[:, sel], 1, -1))
+        done = min(t0 + plan.chunk, horizon)
         if ckpt_path is not None:
             kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}
             carry_arrays = checkpoint_lib.gather(carry, distributed.to_host)  # every process

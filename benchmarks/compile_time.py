@@ -1,0 +1,83 @@
+"""Seconds to the first result of a small sweep in a fresh process, now and with the previous code.
+
+Each measurement is a fresh Python process (no persistent compilation cache) that imports the library and
+runs a 2 × 2-point sweep (C ∈ {0, 100} × two ``beta_scale`` values, 2 seeds, T = 200) of one algorithm in
+the paper's environment, then the same sweep at new grid values. ``first`` is the first call (tracing,
+compilation and running); ``again`` the second call (cached: running only); ``compile`` = first − again.
+The processes of the two versions alternate, ``--repeats`` times each, and the table shows the medians.
+Target (issue 12), 2-core CPU: CR-Hvt-UCB compile ≤ 2 s.
+
+    python benchmarks/compile_time.py [--previous 5f1eb40] [--repeats 3] [--algorithms cr_hvt_ucb oful]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import common
+import numpy as np
+
+
+def child(which: str, previous: str, algorithm: str) -> None:
+    t0 = time.perf_counter()
+    lib = common.load_previous(previous) if which == "previous" else __import__("jaxbandit")
+    imported = time.perf_counter() - t0
+    T, d, K = 200, common.D, common.K
+
+    def make_alg(p):
+        if algorithm == "cr_hvt_ucb":
+            return lib.cr_hvt_ucb(T, d, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["b"])
+        return lib.oful(T, d, beta_scale=p["b"])
+
+    def make_env(p):
+        return lib.envs.linear(d, K, noise=lib.noise.student_t(3.0), corruption=lib.corruption.flip(p["C"]))
+
+    times = []
+    for grid in ({"C": [0.0, 100.0], "b": [1e-4, 1e-3]}, {"C": [0.0, 50.0], "b": [1e-4, 1e-2]}):
+        t = time.perf_counter()
+        lib.sweep(make_alg, make_env, grid, horizon=T, seeds=2, record=10)
+        times.append(time.perf_counter() - t)
+    print(json.dumps({"import": imported, "first": times[0], "again": times[1]}))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--previous", default="5f1eb40", help="git revision of the previous code")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--algorithms", nargs="+", default=["cr_hvt_ucb", "oful"])
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child(args.child[0], args.previous, args.child[1])
+    env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
+    rows = []
+    for algorithm in args.algorithms:
+        runs: dict = {"now": [], "previous": []}
+        for _ in range(args.repeats):
+            for which in runs:
+                cmd = [sys.executable, __file__, "--previous", args.previous, "--child", which, algorithm]
+                out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+                runs[which].append(json.loads(out.strip().splitlines()[-1]))
+        for which, rs in runs.items():
+            first = float(np.median([r["first"] for r in rs]))
+            again = float(np.median([r["again"] for r in rs]))
+            rows.append(
+                dict(algorithm=algorithm, code=which, first=first, again=again, compile=first - again)
+            )
+            print(f"{algorithm} {which}: first {first:.2f} s, again {again:.2f} s", flush=True)
+    print(f"\nprevious = {args.previous}; medians of {args.repeats} fresh processes\n")
+    common.print_table(
+        rows,
+        [("algorithm", ""), ("code", ""), ("first", ".2f"), ("again", ".2f"), ("compile", ".2f")],
+    )
+    path = common.write_json("compile_time", {"rows": rows, "previous": args.previous})
+    print(f"\nwrote {path}")
+
+
+if __name__ == "__main__":
+    main()

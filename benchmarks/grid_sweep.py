@@ -1,0 +1,134 @@
+"""Grid sweeps with shared streams, against the per-run bound and the previous code, in one process.
+
+Two sweeps of CR-Hvt-UCB in the paper's environment (d = 10, K = 20, Student-t(3), flip C = 100):
+
+  - ``grid16``: 16 ``beta_scale`` values × 25 seeds × 2000 rounds (400 runs);
+  - ``tuning``: Figure 1's tuning sweep of CR-Hvt-UCB: its registry grid (7 β × 5 α) × C ∈ {0, 100}
+    × 10 seeds (700 runs) × ``--tuning-horizon`` rounds.
+
+For each it times, interleaved (best of ``--repeats``): ``jb.sweep`` now; ``jb.sweep`` of the previous
+code (``--previous REV``, extracted with ``git archive`` and imported as a second package); and the
+per-run bound: the do-nothing agent on the same number of independent runs, each drawing its own stream
+(what any simulator that draws a stream per run pays). Compilation is excluded (each sweep is run once
+first) and measured separately by ``compile_time.py``. Target (issue 12), 2-core CPU: ``grid16`` at
+≥ 3× the per-run bound.
+
+    python benchmarks/grid_sweep.py [--previous 5f1eb40] [--repeats 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import common
+import jax
+import numpy as np
+
+import jaxbandit as jb
+
+
+def sweeps(lib, T: int, tuning_T: int, quick: bool) -> dict:
+    """name -> (zero-argument sweep call, number of runs, rounds per run) for the library ``lib``."""
+    d, K = common.D, common.K
+
+    def make_env(p):
+        return lib.envs.linear(d, K, noise=lib.noise.student_t(3.0), corruption=lib.corruption.flip(p["C"]))
+
+    def grid_alg(p):
+        return lib.cr_hvt_ucb(T, d, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"])
+
+    def tuning_alg(p):
+        return lib.cr_hvt_ucb(
+            tuning_T, d, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"], alpha=p["alpha"]
+        )
+
+    n_beta, n_seeds = (4, 5) if quick else (16, 25)
+    grid16 = {"C": [100.0], "beta_scale": np.logspace(-6, 0, n_beta).tolist()}
+    spec_grid = jb.registry.algorithm("cr_hvt_ucb").grid
+    tuning = {"C": [0.0, 100.0], **{k: list(v) for k, v in spec_grid.items()}}
+    if quick:
+        tuning = {k: v[:2] for k, v in tuning.items()}
+    tuning_seeds = 3 if quick else 10
+
+    def call(alg, grid, horizon, seeds):
+        return lambda: lib.sweep(alg, make_env, grid, horizon=horizon, seeds=seeds, record=horizon)
+
+    return {
+        "grid16": (call(grid_alg, grid16, T, n_seeds), len(grid16["beta_scale"]) * n_seeds, T),
+        "tuning": (
+            call(tuning_alg, tuning, tuning_T, range(1000, 1000 + tuning_seeds)),
+            int(np.prod([len(v) for v in tuning.values()])) * tuning_seeds,
+            tuning_T,
+        ),
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--previous", default="5f1eb40", help="git revision of the previous code")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tuning-horizon", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    args = parser.parse_args(argv)
+    T = 200 if args.quick else 2000
+    tuning_T = 100 if args.quick else args.tuning_horizon
+    previous = common.load_previous(args.previous)
+
+    rows = []
+    libs = {"now": jb, "previous": previous}
+    calls = {tag: sweeps(lib, T, tuning_T, args.quick) for tag, lib in libs.items()}
+    for name in calls["now"]:
+        _, runs, horizon = calls["now"][name]
+        fns = {tag: calls[tag][name][0] for tag in libs}
+        compile_s = {}
+        for tag, fn in fns.items():
+            t = time.perf_counter()
+            fn()  # compiles
+            compile_s[tag] = time.perf_counter() - t
+        fns["bound"] = common.batched_runner(common.null_agent(), common.paper_env(), horizon, runs)
+        best = common.interleaved_best(fns, args.repeats)
+        rate = {tag: runs * horizon / s for tag, s in best.items()}
+        rows.append(
+            dict(
+                sweep=name,
+                runs=runs,
+                rounds=horizon,
+                bound=rate["bound"],
+                previous=rate["previous"],
+                now=rate["now"],
+                now_vs_bound=rate["now"] / rate["bound"],
+                previous_vs_bound=rate["previous"] / rate["bound"],
+                speedup=rate["now"] / rate["previous"],
+                first_call_now_s=compile_s["now"],
+                first_call_previous_s=compile_s["previous"],
+            )
+        )
+        print(
+            f"{name}: {runs} runs × {horizon} rounds: now {rate['now']:.3g}/s, previous "
+            f"{rate['previous']:.3g}/s, per-run bound {rate['bound']:.3g}/s",
+            flush=True,
+        )
+    print(f"\nprevious = {args.previous}; agent-rounds per second, best of {args.repeats}, interleaved\n")
+    common.print_table(
+        rows,
+        [
+            ("sweep", ""),
+            ("runs", ""),
+            ("rounds", ""),
+            ("bound", ".3g"),
+            ("previous", ".3g"),
+            ("now", ".3g"),
+            ("previous_vs_bound", ".2f"),
+            ("now_vs_bound", ".2f"),
+            ("speedup", ".2f"),
+        ],
+    )
+    path = common.write_json(
+        "grid_sweep", {"rows": rows, "previous": args.previous, "devices": jax.device_count()}
+    )
+    print(f"\nwrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""A sweep's grid: its axes as arrays, its factories, and the eager checks run before anything is traced."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from ..core import validation as V
+from ..core.dtypes import float_dtype
+from ..core.types import Algorithm, Environment
+from .simulate import check_pair
+
+#: Above this many grid points, validation calls the factories on the grid's corners and on each
+#: axis's values instead of on every point (every check in jaxbandit is an interval, so monotone).
+FULL_VALIDATION_LIMIT = 4096
+
+
+def as_factory(obj, what: str) -> Callable:
+    if isinstance(obj, (Algorithm, Environment)):
+        return _Constant(obj)
+    if callable(obj):
+        return obj
+    kind = "jb.Algorithm" if what == "algorithm" else "jb.Environment"
+    raise ValueError(f"{what}={obj!r} is invalid: it must be a factory params -> {kind}, or a {kind}")
+
+
+class _Constant:
+    """A factory ignoring its parameters; hashable by its value so compiled code is reused."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __call__(self, params):
+        return self.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __eq__(self, other):
+        return isinstance(other, _Constant) and other.value is self.value
+
+
+def grid_arrays(grid: Mapping[str, Sequence[float]] | None):
+    if grid is None:
+        return (), (), {}
+    if not isinstance(grid, Mapping):
+        raise ValueError(f"grid={grid!r} is invalid: it must be a dict name -> 1-D list of numbers")
+    names, axes = [], []
+    for name, values in grid.items():
+        if not isinstance(name, str) or not name.isidentifier() or name in ("seed", "round", "algorithm"):
+            raise ValueError(
+                f"grid name {name!r} is invalid: use an identifier other than 'seed', 'round' and 'algorithm'"
+            )
+        arr = V._as_float_array(f"grid[{name!r}]", values, "a non-empty 1-D list of numbers")
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"grid[{name!r}] has shape {arr.shape}: expected a non-empty 1-D list")
+        if np.any(np.isnan(arr)):
+            raise ValueError(f"grid[{name!r}] contains NaN: every grid value must be a number")
+        with np.errstate(over="ignore"):
+            overflow = np.isfinite(arr) & ~np.isfinite(arr.astype(float_dtype()))
+        if np.any(overflow):
+            raise ValueError(
+                f"grid[{name!r}] contains {arr[overflow][0]!r}, which overflows "
+                f"{np.dtype(float_dtype()).name} (the dtype the runs use): use inf or a "
+                "smaller number"
+            )
+        names.append(name)
+        axes.append(arr)
+    mesh = np.meshgrid(*axes, indexing="ij")
+    flat = {n: m.ravel() for n, m in zip(names, mesh)}
+    return tuple(names), tuple(axes), flat
+
+
+def validation_points(axes) -> list[tuple[int, ...]]:
+    shape = tuple(a.size for a in axes)
+    total = int(np.prod(shape)) if shape else 1
+    if total <= FULL_VALIDATION_LIMIT:
+        return list(itertools.product(*[range(n) for n in shape]))
+    extremes = [sorted({int(np.argmin(a)), int(np.argmax(a))}) for a in axes]
+    points = set(itertools.product(*extremes))
+    for i, a in enumerate(axes):
+        base = [e[0] for e in extremes]
+        for j in range(a.size):
+            points.add(tuple(base[:i] + [j] + base[i + 1 :]))
+    return sorted(points)
+
+
+def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, axes, horizon):
+    """Call every factory on concrete grid points; re-raise a ``ValueError`` naming the point."""
+    # The runs see the grid as ``float_dtype()`` scalars, so validate exactly those values (a float64
+    # value can round to an invalid float32 one, e.g. delta = 1 - 1e-9 becomes 1).
+    dtype = float_dtype()
+    for idx in validation_points(axes):
+        point = {n: float(np.asarray(a[i], dtype=dtype)) for n, a, i in zip(names, axes, idx)}
+        for alg_name, make_alg in make_algs.items():
+            where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+            label = f"algorithm {alg_name!r}" if alg_name else "the sweep"
+            try:
+                check_pair(make_alg(point), make_env(point), horizon)
+            except ValueError as err:
+                raise ValueError(f"{label} at grid point ({where}): {err}") from None
+            except KeyError as err:
+                raise ValueError(
+                    f"{label} at grid point ({where}): a factory asked for the grid parameter "
+                    f"{err.args[0]!r}, which the grid does not define (it has "
+                    f"{list(names)})"
+                ) from None
+
+
+def describe(factory) -> str:
+    """``module.qualname`` of a factory (of the value of a constant factory): its identity in checkpoints."""
+    target = factory.value if isinstance(factory, _Constant) else factory
+    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(target).__name__)}"

@@ -1,0 +1,110 @@
+"""Shared streams: a sweep draws each seed's stream once for every grid point that cannot change it, finds
+the axes that can by tracing the environment, never merges streams that differ, and still gives every
+run bitwise what it gives alone."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxbandit as jb
+from jaxbandit.runner import sharing
+
+T, D, K = 60, 3, 5
+
+
+def make_alg(p):
+    return jb.cr_hvt_ucb(T, D, eps=1.0, nu=1.5, corruption=p["C"], beta_scale=p["beta_scale"])
+
+
+def make_env(p):
+    return jb.envs.linear(
+        D, K, noise=jb.noise.student_t(p["df"]), corruption=jb.corruption.flip(p["C"]), S=p["S"]
+    )
+
+
+POINT = {"C": 1.0, "beta_scale": 0.1, "df": 3.0, "S": 1.0}
+
+
+def test_the_stream_axes_are_those_the_stream_reads():
+    assert sharing.stream_axes(make_env, POINT) == ("S", "df")
+    # the adversary's budget and the algorithm's constants cannot change θ*, contexts or noise
+    assert (
+        sharing.stream_axes(
+            lambda p: jb.envs.linear(
+                D, K, noise=jb.noise.gaussian(1.0), corruption=jb.corruption.flip(p["C"])
+            ),
+            POINT,
+        )
+        == ()
+    )
+    # ν_t revealed at a traced ε, a heteroscedastic range: both change the stream
+    hetero = lambda p: jb.envs.linear(
+        D, K, noise=jb.noise.heteroscedastic(jb.noise.gaussian(1.0), low=p["S"]), eps=p["C"] / 10
+    )
+    assert sharing.stream_axes(hetero, POINT) == ("C", "S")
+
+
+def test_a_value_that_reaches_the_stream_only_rarely_is_still_a_stream_axis():
+    """Sharing must never merge streams that differ, even where they differ in few rounds: the analysis
+    follows data flow, not sampled values."""
+
+    def env(p):
+        base = jb.envs.linear(D, K, noise=jb.noise.gaussian(1.0))
+
+        def draw(key, theta, t):
+            rnd = base.stream.draw(key, theta, t)
+            return rnd._replace(eta=rnd.eta + jnp.where(t == 10_000, p["C"], 0.0))
+
+        return jb.Environment(base.stream._replace(draw=draw), jb.corruption.flip(p["C"]))
+
+    assert sharing.stream_axes(env, POINT) == ("C",)
+
+
+def test_shared_and_unshared_runs_are_bitwise_the_runs_alone():
+    grid = {"C": [0.0, 5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
+    res = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=[3, 8], record="all", chunk_size=25)
+    assert res.meta["stream_axes"] == ["df", "S"]
+    assert res.meta["streams"] == 2 * 2  # df values × seeds (S has one value)
+
+    @jax.jit
+    def alone(p, seed):
+        return jb.simulate(make_alg(p), make_env(p), jax.random.fold_in(jax.random.key(0), seed), horizon=T)
+
+    for i, C in enumerate(grid["C"]):
+        for j, bs in enumerate(grid["beta_scale"]):
+            for k, df in enumerate(grid["df"]):
+                for s, seed in enumerate((3, 8)):
+                    p = {n: jnp.float32(v) for n, v in zip(grid, (C, bs, df, 1.0))}
+                    run = alone(p, seed)
+                    for field in ("regret", "action", "corruption"):
+                        np.testing.assert_array_equal(
+                            res.data[field][i, j, k, 0, s], np.asarray(getattr(run, field))
+                        )
+
+
+def test_a_grid_axis_read_in_python_control_flow_is_named_before_anything_runs():
+    def branching(p):
+        beta = 1.0 if p["beta_scale"] > 0.3 else 0.5
+        return jb.cr_hvt_ucb(T, D, eps=1.0, nu=1.5, corruption=p["C"], beta_scale=beta)
+
+    with pytest.raises(
+        ValueError,
+        match=r"grid axis 'beta_scale' is invalid for the algorithm: the factory "
+        r"reads it in Python control flow",
+    ):
+        jb.sweep(
+            branching, make_env, {"C": [0.0], "beta_scale": [0.1, 0.5], "df": [3.0], "S": [1.0]}, horizon=T
+        )
+
+    def branching_env(p):
+        noise = jb.noise.gaussian(1.0) if p["df"] > 3 else jb.noise.student_t(3.0)
+        return jb.envs.linear(D, K, noise=noise)
+
+    with pytest.raises(ValueError, match="grid axis 'df' is invalid for the environment"):
+        jb.sweep(
+            make_alg,
+            branching_env,
+            {"C": [0.0], "beta_scale": [0.1], "df": [2.0, 5.0], "S": [1.0]},
+            horizon=T,
+        )
