@@ -28,7 +28,7 @@ import numpy as np
 import jaxbandit as jb
 
 
-def sweeps(lib, T: int, tuning_T: int, quick: bool) -> dict:
+def sweeps(lib, T: int, tuning_T: int, quick: bool, seeds: int) -> dict:
     """name -> (zero-argument sweep call, number of runs, rounds per run) for the library ``lib``."""
     d, K = common.D, common.K
 
@@ -43,7 +43,7 @@ def sweeps(lib, T: int, tuning_T: int, quick: bool) -> dict:
             tuning_T, d, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"], alpha=p["alpha"]
         )
 
-    n_beta, n_seeds = (4, 5) if quick else (16, 25)
+    n_beta, n_seeds = (4, 5) if quick else (16, seeds)
     grid16 = {"C": [100.0], "beta_scale": np.logspace(-6, 0, n_beta).tolist()}
     spec_grid = jb.registry.algorithm("cr_hvt_ucb").grid
     tuning = {"C": [0.0, 100.0], **{k: list(v) for k, v in spec_grid.items()}}
@@ -66,18 +66,22 @@ def sweeps(lib, T: int, tuning_T: int, quick: bool) -> dict:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--previous", default="5f1eb40", help="git revision of the previous code")
+    parser.add_argument(
+        "--previous", default="5f1eb40", help="git revision of the previous code, or 'none' to skip it"
+    )
+    parser.add_argument("--seeds", type=int, default=25, help="seeds of the 16-point grid")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tuning-horizon", type=int, default=1000)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     args = parser.parse_args(argv)
     T = 200 if args.quick else 2000
     tuning_T = 100 if args.quick else args.tuning_horizon
-    previous = common.load_previous(args.previous)
+    libs = {"now": jb}
+    if args.previous != "none":
+        libs["previous"] = common.load_previous(args.previous)
 
     rows = []
-    libs = {"now": jb, "previous": previous}
-    calls = {tag: sweeps(lib, T, tuning_T, args.quick) for tag, lib in libs.items()}
+    calls = {tag: sweeps(lib, T, tuning_T, args.quick, args.seeds) for tag, lib in libs.items()}
     for name in calls["now"]:
         _, runs, horizon = calls["now"][name]
         fns = {tag: calls[tag][name][0] for tag in libs}
@@ -89,6 +93,8 @@ def main(argv=None):
         fns["bound"] = common.batched_runner(common.null_agent(), common.paper_env(), horizon, runs)
         best = common.interleaved_best(fns, args.repeats)
         rate = {tag: runs * horizon / s for tag, s in best.items()}
+        rate.setdefault("previous", float("nan"))
+        compile_s.setdefault("previous", float("nan"))
         rows.append(
             dict(
                 sweep=name,
