@@ -175,3 +175,97 @@ def test_sweep_reports_the_corruption_spent():
     np.testing.assert_allclose(spent, np.abs(res.corruption).sum(axis=-1), rtol=1e-5)
     assert np.all(spent[0] == 0) and np.all(spent[1] <= 3.0 * (1 + 1e-6))
     assert np.all(spent[2] > spent[1])
+
+
+def run_with_contexts(adv, contexts, theta, actions):
+    """Drive an adversary through rounds of contexts `[T, K, d]` with θ* and the learner's actions."""
+
+    def step(spent, inp):
+        X, a, t = inp
+        means = X @ theta
+        view = jb.corruption.AdversaryView(X, theta, means, a, jnp.zeros(()), t)
+        c, spent = adv.corrupt(spent, view)
+        return spent, c
+
+    T = contexts.shape[0]
+    spent, cs = jax.jit(lambda: jax.lax.scan(step, adv.init(), (contexts, actions, jnp.arange(T))))()
+    return float(spent), np.asarray(cs, np.float64)
+
+
+def targeted_reference(budget, contexts, theta, actions, target):
+    """The targeted attack written from its definition, in float64: c_t = ⟨X_a, θ†⟩ − ⟨X_a, θ*⟩ in the
+    rounds where θ† and θ* prefer different arms, cut to what is left of the budget."""
+    spent, out = 0.0, []
+    for X, a in zip(contexts.astype(np.float64), actions):
+        means = X @ theta
+        wanted = -means if target is None else X @ target
+        c = wanted[a] - means[a] if np.argmax(wanted) != np.argmax(means) else 0.0
+        c = np.sign(c) * min(abs(c), max(budget - spent, 0.0))
+        spent += abs(c)
+        out.append(c)
+    return np.asarray(out)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), budget=st.floats(0.0, 20.0), own_target=st.booleans())
+def test_targeted_matches_its_definition_and_budget(seed, budget, own_target):
+    rng = np.random.default_rng(seed)
+    T, K, d = 60, 5, 3
+    X = rng.normal(size=(T, K, d))
+    X /= np.linalg.norm(X, axis=-1, keepdims=True)
+    theta = rng.normal(size=d)
+    theta /= np.linalg.norm(theta)
+    target = rng.normal(size=d) if own_target else None
+    actions = rng.integers(0, K, size=T)
+    adv = jb.corruption.targeted(budget, target=target)
+    spent, cs = run_with_contexts(
+        adv, jnp.asarray(X, jnp.float32), jnp.asarray(theta, jnp.float32), jnp.asarray(actions, jnp.int32)
+    )
+    X32, th32 = X.astype(np.float32).astype(np.float64), theta.astype(np.float32).astype(np.float64)
+    want = targeted_reference(
+        budget, X32, th32, actions, None if target is None else target.astype(np.float32).astype(np.float64)
+    )
+    np.testing.assert_allclose(cs, want, rtol=1e-5, atol=1e-5)
+    assert np.abs(cs).sum() <= budget * (1 + 1e-5) + 1e-6
+    assert abs(spent - np.abs(cs).sum()) <= 1e-4 * max(1.0, budget)  # the state is what was spent
+
+
+def test_targeted_spends_only_where_the_ranking_changes():
+    rng = np.random.default_rng(3)
+    T, K, d = 200, 4, 2
+    X = rng.normal(size=(T, K, d))
+    theta = np.array([1.0, 0.0])
+    target = np.array([1.0, 0.1])  # agrees with θ* on most rounds' best arm
+    adv = jb.corruption.targeted(np.inf, target=target)
+    _, cs = run_with_contexts(
+        adv, jnp.asarray(X, jnp.float32), jnp.asarray(theta, jnp.float32), jnp.zeros(T, jnp.int32)
+    )
+    agree = np.argmax(X @ theta, axis=1) == np.argmax(X @ target, axis=1)
+    assert agree.any() and (~agree).any()
+    assert np.all(cs[agree] == 0.0)
+
+
+def test_random_sign_is_oblivious_within_budget_and_rate():
+    rng = np.random.default_rng(0)
+    T = 4000
+    adv = jb.corruption.random_sign(np.inf, rate=0.3, scale=2.0, seed=5)
+    means = jnp.asarray(rng.uniform(-1, 1, size=(T, 4)), jnp.float32)
+    _, a = run_adversary(adv, means, jnp.zeros(T, jnp.int32))
+    _, b = run_adversary(adv, -means, jnp.asarray(rng.integers(0, 4, size=T), jnp.int32))
+    np.testing.assert_array_equal(a, b)  # fixed in advance: not a function of the learner or the stream
+    hit = a != 0
+    assert abs(hit.mean() - 0.3) < 4 * np.sqrt(0.3 * 0.7 / T)
+    assert abs((a[hit] > 0).mean() - 0.5) < 4 * np.sqrt(0.25 / hit.sum())
+    assert np.all(np.abs(a) <= 2.0) and abs(np.abs(a[hit]).mean() - 1.0) < 0.1  # U(0, 2) magnitudes
+    _, other = run_adversary(
+        jb.corruption.random_sign(np.inf, rate=0.3, scale=2.0, seed=6), means, jnp.zeros(T, jnp.int32)
+    )
+    assert not np.array_equal(a, other)
+    # a budget cuts the same sequence: the running total stops at C exactly
+    _, cut = run_adversary(
+        jb.corruption.random_sign(25.0, rate=0.3, scale=2.0, seed=5), means, jnp.zeros(T, jnp.int32)
+    )
+    assert abs(np.abs(cut).sum() - 25.0) <= 1e-3
+    first = np.flatnonzero(np.cumsum(np.abs(a)) > 25.0)[0]
+    np.testing.assert_array_equal(cut[:first], a[:first])
+    assert np.all(cut[first + 1 :] == 0.0)

@@ -104,6 +104,15 @@ ENVIRONMENTS = {  # every noise family and every adversary (each pairing compile
         corruption=jb.corruption.flip(2.0),
         noise=jb.noise.heteroscedastic(jb.noise.student_t(3.0)),
     ),
+    "gaussian+random_sign": lambda: jb.envs.linear(
+        D, K, noise=jb.noise.gaussian(0.5), corruption=jb.corruption.random_sign(3.0, rate=0.5, seed=1)
+    ),
+    "student_t+targeted": lambda: jb.envs.linear(
+        D, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.targeted(3.0)
+    ),
+    "gaussian+targeted(θ†)": lambda: jb.envs.linear(
+        D, K, noise=jb.noise.gaussian(0.5), corruption=jb.corruption.targeted(np.inf, target=[0.0, 1.0, 0.0])
+    ),
     "replay+flip": _replay,
 }
 

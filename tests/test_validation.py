@@ -213,6 +213,17 @@ CASES = [
     ("flip noise", lambda: jb.corruption.flip(jb.noise.gaussian()), ["budget=NoiseFamily", "[0, inf]"]),
     ("flip_rounds neg", lambda: jb.corruption.flip_rounds(-1), ["rounds=-1", "[0, inf]"]),
     ("flip_rounds frac", lambda: jb.corruption.flip_rounds(2.5), ["rounds=2.5", "whole number"]),
+    ("random_sign budget", lambda: jb.corruption.random_sign(-2.0), ["budget=-2.0", "[0, inf]"]),
+    ("random_sign rate", lambda: jb.corruption.random_sign(1.0, rate=1.5), ["rate=1.5", "[0, 1]"]),
+    ("random_sign scale", lambda: jb.corruption.random_sign(1.0, scale=NAN), ["scale=nan", "[0, inf)"]),
+    ("random_sign seed", lambda: jb.corruption.random_sign(1.0, seed=-1), ["seed=-1", ">= 0"]),
+    ("targeted budget", lambda: jb.corruption.targeted(NAN), ["budget=nan", "[0, inf]"]),
+    ("targeted target", lambda: jb.corruption.targeted(1.0, target=[1.0, NAN]), ["target[1]=nan", "finite"]),
+    (
+        "targeted shape",
+        lambda: jb.corruption.targeted(1.0, target=np.eye(2)),
+        ["target has shape (2, 2)", "[d]"],
+    ),
     # --- linear environment ---
     ("linear dim", lambda: linear(dim=0), ["dim=0", ">= 1"]),
     ("linear num_arms", lambda: linear(num_arms=0), ["num_arms=0", ">= 1"]),
@@ -370,38 +381,19 @@ def test_every_public_factory_is_covered():
     sources = "\n".join(inspect.getsource(c[1]) for c in CASES)
     helpers = {"linear(": "linear", "replay(": "replay", "sim(": "simulate", "sweep(": "sweep"}
     covered = {name for helper, name in helpers.items() if helper in sources}
-    covered |= {
-        name
-        for name in (
-            "gaussian",
-            "student_t",
-            "pareto",
-            "symmetric_pareto",
-            "heteroscedastic",
-            "flip",
-            "flip_rounds",
-            "check_moment",
-            "raw_pareto_moment_bound",
-            "moment_bound",
-        )
-        if f".{name}(" in sources
-    }
-    want = {
-        "linear",
-        "replay",
-        "simulate",
-        "sweep",
+    adversaries = {n for n in jb.corruption.__all__ if n not in ("Adversary", "AdversaryView", "none")}
+    noises = {
         "gaussian",
         "student_t",
         "pareto",
         "symmetric_pareto",
         "heteroscedastic",
-        "flip",
-        "flip_rounds",
         "check_moment",
         "raw_pareto_moment_bound",
         "moment_bound",
     }
+    covered |= {name for name in adversaries | noises if f".{name}(" in sources}
+    want = {"linear", "replay", "simulate", "sweep"} | adversaries | noises
     assert want <= covered, want - covered
 
 

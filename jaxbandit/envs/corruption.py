@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
+from ..core import linalg
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
 from ..core.types import Adversary, AdversaryView
 
 Array = jax.Array
 
-__all__ = ["Adversary", "AdversaryView", "flip", "flip_rounds", "none"]
+__all__ = ["Adversary", "AdversaryView", "flip", "flip_rounds", "none", "random_sign", "targeted"]
 
 
 def _nothing_spent() -> Array:
@@ -64,7 +66,8 @@ def flip_rounds(rounds: ArrayLike) -> Adversary:
 
     This is what public baseline code does when it is given "C": a count of flipped rounds, not a
     budget on Σ|c_t| (which then reaches up to 2·rounds·S·L; no ``budget`` is declared). ``rounds`` may
-    be traced.
+    be traced. The authors' public GAdaOFUL notebook flips while its counter, started at 1, is below C:
+    C − 1 rounds, while its weight constant α_C uses C; ``flip_rounds(C - 1)`` reproduces its stream.
     """
     V.check_whole("rounds", rounds)
     n = as_float(rounds)
@@ -75,3 +78,70 @@ def flip_rounds(rounds: ArrayLike) -> Adversary:
         return c, spent + jnp.abs(c)
 
     return Adversary("flip_rounds", _nothing_spent, corrupt)
+
+
+def _spend(c: Array, spent: Array, budget: Array) -> Array:
+    """``c`` with its magnitude cut to what is left of ``budget``: Σ|c_t| ≤ C holds exactly."""
+    return jnp.sign(c) * jnp.minimum(jnp.abs(c), jnp.maximum(budget - spent, 0.0))
+
+
+def random_sign(budget: ArrayLike, *, rate: ArrayLike = 1.0, scale: ArrayLike = 1.0, seed=0) -> Adversary:
+    """An oblivious adversary: random signs and magnitudes, fixed before the game, within a budget C.
+
+    In round t, with probability ``rate``, c_t = s_t·min(scale·U_t, C − spent) with s_t = ±1 and U_t ~ U(0, 1)
+    drawn from ``fold_in(key(seed), t)``; otherwise c_t = 0. The sequence depends on neither the learner
+    nor the stream — the oblivious corruption of Lykouris, Mirrokni & Paes Leme (2018, §2), who fix
+    c_1, …, c_T in advance — so every run (every seed of a sweep) faces the same c_t; change ``seed`` for
+    another sequence. Σ|c_t| ≤ C exactly. ``budget``, ``rate`` and ``scale`` may be traced.
+    """
+    V.check_nonnegative(
+        "budget", budget, allow_inf=True, required=True, why="the total corruption C = Σ|c_t|"
+    )
+    V.check_range("rate", rate, 0.0, 1.0, why="the probability that a round is corrupted")
+    V.check_nonnegative("scale", scale, why="the largest |c_t| of a round")
+    V.check_int("seed", seed, low=0)
+    C, p, size = as_float(budget), as_float(rate), as_float(scale)
+    key = jax.random.key(int(seed))
+
+    def corrupt(spent: Array, view: AdversaryView) -> tuple[Array, Array]:
+        k_hit, k_sign, k_size = jax.random.split(jax.random.fold_in(key, view.t), 3)
+        dtype = float_dtype()
+        hit = jax.random.uniform(k_hit, (), dtype) < p
+        sign = jnp.where(jax.random.bernoulli(k_sign), 1.0, -1.0).astype(dtype)
+        c = jnp.where(hit, sign * size * jax.random.uniform(k_size, (), dtype), 0.0)
+        c = _spend(c, spent, C)
+        return c, spent + jnp.abs(c)
+
+    return Adversary("random_sign", _nothing_spent, corrupt, budget=lambda: C)
+
+
+def targeted(budget: ArrayLike, *, target: ArrayLike | None = None) -> Adversary:
+    """Reward poisoning that steers the learner toward a target parameter θ† (default −θ*), within C.
+
+    In the spirit of Garcelon, Roziere, Meunier, Tarbouriech, Teytaud, Lazaric & Pirotta (2020,
+    "Adversarial attacks on linear contextual bandits"): the attacker makes the reward of the pulled arm
+    look like θ†'s, c_t = ⟨X_{a_t}, θ†⟩ − ⟨X_{a_t}, θ*⟩, but spends only in rounds where that changes the
+    learner's ranking — where θ† and θ* prefer different arms (argmax_k ⟨X_k, θ†⟩ ≠ argmax_k ⟨X_k, θ*⟩,
+    ties to the lowest index); elsewhere c_t = 0. The last corrupted round is cut to the budget left:
+    Σ|c_t| ≤ C exactly. ``target`` `[d]`: a concrete or traced vector (its norm is not restricted).
+    """
+    V.check_nonnegative(
+        "budget", budget, allow_inf=True, required=True, why="the total corruption C = Σ|c_t|"
+    )
+    if target is not None:
+        V.check_finite_array("target", target)
+        if not V.is_traced(target) and np.ndim(target) != 1:
+            raise ValueError(f"target has shape {np.shape(target)}: it must be a vector θ† of shape [d]")
+    C = as_float(budget)
+
+    def corrupt(spent: Array, view: AdversaryView) -> tuple[Array, Array]:
+        if target is None:
+            wanted = -view.means
+        else:
+            wanted = linalg.dot(view.contexts, as_float(target))
+        ranking_changes = jnp.argmax(wanted) != jnp.argmax(view.means)
+        c = jnp.where(ranking_changes, wanted[view.action] - view.means[view.action], 0.0)
+        c = _spend(c, spent, C)
+        return c, spent + jnp.abs(c)
+
+    return Adversary("targeted", _nothing_spent, corrupt, budget=lambda: C)
