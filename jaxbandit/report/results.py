@@ -106,6 +106,41 @@ class SweepResult:
             coords.pop(name)
         return SweepResult(tuple(dims), coords, data, dict(self.meta))
 
+    def to_xarray(self):
+        """The result as an ``xarray.Dataset``: one variable per field over ``dims``, the coordinates, and
+        ``meta`` (JSON) in ``attrs["jaxbandit_meta"]``; dtypes kept. :meth:`from_xarray` inverts it
+        exactly. Needs ``pip install "jaxbandit[xarray]"``; ``ds.to_netcdf`` / ``ds.to_zarr`` then write
+        it with the metadata as attributes."""
+        xr = _xarray()
+        coords = {d: np.asarray(self.coords[d]) for d in self.dims if d in self.coords}
+        data_vars = {k: (self.dims, np.asarray(v)) for k, v in self.data.items()}
+        attrs = {"jaxbandit_meta": json.dumps(self.meta, sort_keys=True, default=_json_default)}
+        return xr.Dataset(data_vars, coords=coords, attrs=attrs)
+
+    @classmethod
+    def from_xarray(cls, ds) -> SweepResult:
+        """A :class:`SweepResult` from a Dataset made by :meth:`to_xarray` (or any Dataset whose variables
+        share one set of dimensions)."""
+        names = list(ds.data_vars)
+        if not names:
+            raise ValueError("the Dataset has no data variables")
+        dims = tuple(ds[names[0]].dims)
+        for name in names:
+            if tuple(ds[name].dims) != dims:
+                raise ValueError(
+                    f"variable {name!r} has dims {tuple(ds[name].dims)}, expected {dims}: every "
+                    "field of a SweepResult spans the same axes"
+                )
+        coords = {d: np.asarray(ds[d].values) for d in dims if d in ds.coords}
+        data = {name: np.asarray(ds[name].values) for name in names}
+        meta = json.loads(ds.attrs.get("jaxbandit_meta", "{}"))
+        return cls(dims, coords, data, meta)
+
+    def to_dataframe(self):
+        """The result as a ``pandas.DataFrame`` in long form: one row per index of ``dims`` (a
+        MultiIndex), one column per field (via :meth:`to_xarray`)."""
+        return self.to_xarray().to_dataframe()
+
     def save(self, path) -> Path:
         """Write ``path`` (``.npz``: data and coordinates) and ``path`` with ``.json`` (dims, meta)."""
         path = Path(path)
@@ -130,3 +165,11 @@ class SweepResult:
         info = json.loads(meta_path.read_text()) if meta_path.exists() else {}
         dims = tuple(info.get("dims", coords))
         return cls(dims, {d: coords[d] for d in dims if d in coords}, data, info.get("meta", {}))
+
+
+def _xarray():
+    try:
+        import xarray
+    except ImportError:
+        raise ImportError('SweepResult.to_xarray needs xarray: pip install "jaxbandit[xarray]"') from None
+    return xarray
