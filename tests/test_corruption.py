@@ -206,7 +206,7 @@ def targeted_reference(budget, contexts, theta, actions, target):
     return np.asarray(out)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10**6), budget=st.floats(0.0, 20.0), own_target=st.booleans())
 def test_targeted_matches_its_definition_and_budget(seed, budget, own_target):
     rng = np.random.default_rng(seed)

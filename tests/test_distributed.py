@@ -14,6 +14,10 @@ import jaxbandit as jb
 JOB = Path(__file__).parent / "scripts" / "sweep_job.py"
 
 
+#: Every job here is compared with another job compiled alike, never with a default build, so they
+#: compile at XLA's lowest backend optimisation level (about 1.6x faster to compile a CR-Hvt-UCB sweep).
+FAST_COMPILE = "--xla_backend_optimization_level=0"
+
 #: The jobs share JAX's persistent compilation cache: a killed and resumed job loads the executables
 #: the reference job compiled (same shapes, same device count) instead of compiling them again.
 CACHE = {"dir": None}
@@ -21,7 +25,7 @@ CACHE = {"dir": None}
 
 def run_job(out, *args, devices=1, wait=True):
     env = dict(os.environ)
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices} {FAST_COMPILE}"
     env.pop("JAX_ENABLE_X64", None)
     if CACHE["dir"] is not None:
         env.update(
@@ -86,7 +90,7 @@ def _free_port():
 def test_two_process_cluster_equals_one_process(tmp_path):
     """examples/cluster_sweep.py under jax.distributed.initialize: 2 processes × 2 CPU devices each."""
     script = Path(__file__).resolve().parents[1] / "examples" / "cluster_sweep.py"
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count=2 {FAST_COMPILE}")
     env.pop("JAX_ENABLE_X64", None)
 
     def launch(out, n):
