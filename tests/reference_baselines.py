@@ -297,12 +297,15 @@ def gadaoful(
     """GAdaOFUL (Yu et al.) for the identity link, pseudo-Huber loss, (λk/2)‖θ‖², ‖θ‖ ≤ S,
     σ_t = max{ν_t, σ_min, ‖X‖/m₀, α_C√‖X‖}, τ_t = τ₀√(1+w²)/w, H_t = H_{t−1} + XXᵀ/σ_t², with
     m₁ = 1/(42 log(2T²/δ)), κ = d log(1 + TL²/(dλσ_min²)), α_C = max(√K/(m₁d)^{1/4}, √C κ^{−1/4}).
-    Public constants: λ = 0.1, k = 1/6, K = 1/4, δ = 0.001, τ₀ = m₀ = β = 1. Theory constants:
+    Public constants: λ = 0.1, k = 1/6, K = 1/4, δ = 0.001, τ₀ = m₀ = β = 1; the identity-link script's:
+    λ = 20, k = 1, τ₀ = 1, m₀ = 1.5, α_C = 1, β = 0.6. Theory constants:
     λ = d/S², k = K = 1, δ = 1/T, τ₀ = max(√(2κ), 2√d)/√log(2T²/δ), m₀ = 1/(6√(3 log(2T²/δ))),
     β_t = (64/k)(2√(κ log(2t²/δ)) + √(d log(2t²/δ))) + 5√λS + 4√κ/k at t ≥ 1."""
     T, _, d = contexts.shape
     if constants == "public":
         p = dict(lam=0.1, k=1 / 6, K=0.25, delta=0.001, tau0=1.0, m0=1.0)
+    elif constants == "public_identity":  # NeXAIS/GAdaOFUL GAdaOFUL.py: lambda_ = 20, m_0 = 1.5, alpha = 1
+        p = dict(lam=20.0, k=1.0, K=1.0, delta=0.001, tau0=1.0, m0=1.5, alpha_c=1.0)
     else:
         p = dict(lam=d / S**2, k=1.0, K=1.0, delta=1.0 / T)
     p["sigma_min"] = 1 / math.sqrt(T)
@@ -322,6 +325,8 @@ def gadaoful(
             return beta_scale * beta
         if constants == "public":
             return beta_scale * 1.0
+        if constants == "public_identity":
+            return beta_scale * 0.6
         t = max(t, 1)
         l2 = math.log(2 * t * t / delta)
         return beta_scale * (

@@ -334,6 +334,7 @@ def test_heavy_oful_revealed_nu_matches_reference(x64):
     "constants, nu, C, beta_scale, budget",
     [
         ("public", 3**0.5, 100.0, 1.0, 50.0),  # √C κ^{-1/4} is the larger term of α_C here
+        ("public_identity", 1.0, 100.0, 1.0, 50.0),  # α_C = 1 whatever C
         ("theory", 3**0.5, 20.0, 3e-3, 20.0),
     ],
 )

@@ -22,11 +22,12 @@ Two sets of constants (``constants=``), each overridable argument by argument. S
 σ_min = 1/√T, m₁ = 1/(42 log(2T²/δ)), κ = d log(1 + TL²/(dλσ_min²)),
 α_C = max{√K/(m₁^{1/4} d^{1/4}), √C κ^{−1/4}}.
 
-- ``"public"``: the GAdaOFUL authors' experiment notebook (NeXAIS/GAdaOFUL, ``gada1.ipynb``, first
-  commit): λ = 0.1, k = 1/6, K = 1/4, δ = 0.001, τ₀ = 1, m₀ = 1, β = 1 constant. (That notebook starts
-  with β = √λ in round 1, which picks the same arm as any β > 0 because θ̂₀ = 0. Its later versions and
-  ``GAdaOFUL.py`` use λ = 20, k = 1, m₀ = 1.5, β = 0.6 and α_C = 1 or max(1, √C).) Their C is a count
-  of flipped rounds, not a budget.
+- ``"public"``: the GAdaOFUL authors' *exp-link* experiment notebook (NeXAIS/GAdaOFUL, ``gada1.ipynb``,
+  first commit): λ = 0.1, k = 1/6 (the exp link's lower slope bound), K = 1/4, δ = 0.001, τ₀ = 1, m₀ = 1,
+  β = 1 constant. (That notebook starts with β = √λ in round 1, which picks the same arm as any β > 0
+  because θ̂₀ = 0.) Their C is a count of flipped rounds, not a budget.
+- ``"public_identity"``: the authors' *identity-link* script (``GAdaOFUL.py``): λ = 20, k = 1, τ₀ = 1,
+  m₀ = 1.5, α_C = 1 (no C in it), β = 0.6 constant, σ_min = 1/√T (K and δ then enter nothing).
 - ``"theory"``: the formulas left as comments in that notebook: λ = d/S², k = K = 1, δ = 1/T,
   τ₀ = max{√(2κ), 2√d}/√log(2T²/δ), m₀ = 1/(6√(3 log(2T²/δ))),
   β_t = (64/k)(2√(κ log(2t²/δ)) + √(d log(2t²/δ))) + 5√λ S + 4√κ/k (the comment's 5√d is 5√λS at
@@ -53,7 +54,17 @@ from . import robust_regression as rr
 
 Array = jax.Array
 
-PRESETS = ("public", "theory")
+#: The authors' constants: ``"public"`` from their exp-link experiment notebook (gada1.ipynb),
+#: ``"public_identity"`` from their identity-link script (GAdaOFUL.py). ``alpha_c=None``: the α_C formula.
+PUBLIC_CONSTANTS: dict[str, dict[str, float | None]] = {
+    "public": dict(
+        lam=0.1, reg_scale=1.0 / 6.0, link_bound=0.25, delta=0.001, tau0=1.0, m0=1.0, alpha_c=None, beta=1.0
+    ),
+    "public_identity": dict(
+        lam=20.0, reg_scale=1.0, link_bound=1.0, delta=0.001, tau0=1.0, m0=1.5, alpha_c=1.0, beta=0.6
+    ),
+}
+PRESETS = ("public", "public_identity", "theory")
 
 
 class GAdaOFULState(NamedTuple):
@@ -108,24 +119,32 @@ def gadaoful_constants(
         raise ValueError(f"constants={constants!r} is invalid: it must be one of {PRESETS}")
     T = as_float(horizon)
     d = as_float(dim)
-    public = constants == "public"
+    public = PUBLIC_CONSTANTS.get(constants)
+    if public is not None:
+        lam = public["lam"] if lam is None else lam
+        reg_scale = public["reg_scale"] if reg_scale is None else reg_scale
+        link_bound = public["link_bound"] if link_bound is None else link_bound
+        delta = public["delta"] if delta is None else delta
+        tau0 = public["tau0"] if tau0 is None else tau0
+        m0 = public["m0"] if m0 is None else m0
+        alpha_c = public["alpha_c"] if alpha_c is None else alpha_c
     if lam is None:
-        lam = 0.1 if public else d / as_float(S) ** 2
+        lam = d / as_float(S) ** 2
     if reg_scale is None:
-        reg_scale = 1.0 / 6.0 if public else 1.0
+        reg_scale = 1.0
     if link_bound is None:
-        link_bound = 0.25 if public else 1.0
+        link_bound = 1.0
     if delta is None:
-        delta = 0.001 if public else 1.0 / T
+        delta = 1.0 / T
     lam, delta = as_float(lam), as_float(delta)
     sigma_min = 1.0 / jnp.sqrt(T) if sigma_min is None else as_float(sigma_min)
     log_delta = jnp.log(2.0 * T**2 / delta)
     kappa = robust.kappa(dim=d, horizon=T, L=L, lam=lam, sigma_min=sigma_min)
     m1 = 1.0 / (42.0 * log_delta)
     if tau0 is None:
-        tau0 = 1.0 if public else jnp.maximum(jnp.sqrt(2.0 * kappa), 2.0 * jnp.sqrt(d)) / jnp.sqrt(log_delta)
+        tau0 = jnp.maximum(jnp.sqrt(2.0 * kappa), 2.0 * jnp.sqrt(d)) / jnp.sqrt(log_delta)
     if m0 is None:
-        m0 = 1.0 if public else 1.0 / (6.0 * jnp.sqrt(3.0 * log_delta))
+        m0 = 1.0 / (6.0 * jnp.sqrt(3.0 * log_delta))
     if alpha_c is None:
         alpha_c = jnp.maximum(
             jnp.sqrt(as_float(link_bound)) / (m1**0.25 * d**0.25),
@@ -178,14 +197,15 @@ def gadaoful(
     tol=None,
     max_newton_iters: int = 50,
 ) -> Algorithm:
-    """GAdaOFUL for the identity link, ``constants="public"`` (default) or ``"theory"``.
+    """GAdaOFUL for the identity link, ``constants="public"`` (default), ``"public_identity"`` or
+    ``"theory"``.
 
     Args:
       horizon, dim: T and d (static).
       nu: the noise standard-deviation bound ν > 0 used in σ_t, or ``"revealed"`` for the environment's
         ν_t (with ε = 1 it is the standard-deviation bound).
       corruption: C ≥ 0 (or an upper bound), used only in α_C.
-      constants: ``"public"`` or ``"theory"`` (static), see the module docstring.
+      constants: ``"public"``, ``"public_identity"`` or ``"theory"`` (static), see the module docstring.
       S, L: ‖θ*‖ ≤ S (also the estimator's constraint), ‖X_t‖ ≤ L (defaults 1, 1).
       lam, reg_scale, link_bound, delta, sigma_min, tau0, m0, alpha_c: override λ, k, K, δ, σ_min, τ₀,
         m₀, α_C of the preset.
@@ -239,8 +259,8 @@ def gadaoful(
     S_ = as_float(S)
     reg = consts.lam * consts.reg_scale
 
-    if constants == "public":
-        beta = 1.0 if beta is None else beta
+    if constants in PUBLIC_CONSTANTS and beta is None:
+        beta = PUBLIC_CONSTANTS[constants]["beta"]
     radius = robust.radius_schedule(
         lambda t: gadaoful_theory_radius(t, dim=dim, consts=consts, S=S), beta=beta, beta_scale=beta_scale
     )
