@@ -181,9 +181,52 @@ def robust_fit(X, r, sigma, tau, reg, S, kind, x0=None):
 # --------------------------------------------------------------------------------------------------
 
 
-def _robust_ucb(theta_star, contexts, noise, *, lam, reg, S, kind, beta, sigma_fn, tau_fn, nus, budget):
-    """The loop both robust baselines share: UCB with H⁻¹; σ_t, τ_t from H_{t−1}; refit over rounds
-    1..t; H_t = H_{t−1} + X_tX_tᵀ/σ_t²."""
+def ellipsoid_ball_value(x, theta, H, beta, S):
+    """max ⟨x, θ'⟩ s.t. ‖θ'‖ ≤ S and ‖θ' − θ‖_H ≤ β, by SLSQP as the GAdaOFUL authors' code does (here
+    from three starts — θ, the origin, Sx/‖x‖ —, to tolerance 1e-14, keeping the best feasible point)."""
+    cons = [
+        {"type": "ineq", "fun": lambda v: S * S - v @ v, "jac": lambda v: -2 * v},
+        {
+            "type": "ineq",
+            "fun": lambda v: beta * beta - (v - theta) @ H @ (v - theta),
+            "jac": lambda v: -2 * H @ (v - theta),
+        },
+    ]
+    best = -np.inf
+    for start in (theta, np.zeros_like(theta), S * x / np.linalg.norm(x)):
+        res = minimize(
+            lambda v: -x @ v,
+            start,
+            jac=lambda v: -x,
+            constraints=cons,
+            method="SLSQP",
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
+        v = res.x
+        if v @ v <= S * S * (1 + 1e-7) and (v - theta) @ H @ (v - theta) <= beta * beta * (1 + 1e-7):
+            best = max(best, float(x @ v))
+    return best
+
+
+def _robust_ucb(
+    theta_star,
+    contexts,
+    noise,
+    *,
+    lam,
+    reg,
+    S,
+    kind,
+    beta,
+    sigma_fn,
+    tau_fn,
+    nus,
+    budget,
+    arm_rule="ellipsoid",
+):
+    """The loop both robust baselines share: UCB with H⁻¹ (or, ``arm_rule="ellipsoid_ball"``, the
+    maximum over the ellipsoid and the ball by SLSQP); σ_t, τ_t from H_{t−1}; refit over rounds 1..t;
+    H_t = H_{t−1} + X_tX_tᵀ/σ_t²."""
     T, _, d = contexts.shape
     H = lam * np.eye(d)
     theta = np.zeros(d)
@@ -194,7 +237,11 @@ def _robust_ucb(theta_star, contexts, noise, *, lam, reg, S, kind, beta, sigma_f
         X = contexts[t - 1]
         H_inv = np.linalg.inv(H)
         widths = np.sqrt(np.einsum("ki,ij,kj->k", X, H_inv, X))
-        a = lowest_argmax(X @ theta, beta(t - 1) * widths)
+        if arm_rule == "ellipsoid":
+            a = lowest_argmax(X @ theta, beta(t - 1) * widths)
+        else:
+            scores = np.array([ellipsoid_ball_value(x, theta, H, beta(t - 1), S) for x in X])
+            a = lowest_argmax(scores, np.zeros_like(scores))
         x = X[a]
         means = X @ theta_star
         c, spent = flip_corruption(means[a], spent, budget)
@@ -292,6 +339,7 @@ def gadaoful(
     beta_scale=1.0,
     nus=None,
     budget=0.0,
+    arm_rule="ellipsoid",
     **overrides,
 ):
     """GAdaOFUL (Yu et al.) for the identity link, pseudo-Huber loss, (λk/2)‖θ‖², ‖θ‖ ≤ S,
@@ -354,4 +402,5 @@ def gadaoful(
         tau_fn=tau_fn,
         nus=nus,
         budget=budget,
+        arm_rule=arm_rule,
     )

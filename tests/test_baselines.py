@@ -85,6 +85,12 @@ def gada(th, X, eta, budget, nu, C, beta_scale, *, T, constants):
     return _run(alg, th, X, eta, budget)
 
 
+@functools.partial(jax.jit, static_argnames=("T", "arm_rule"))
+def gada_identity(th, X, eta, budget, beta, *, T, arm_rule):
+    alg = jb.gadaoful(T, D, nu=1.0, corruption=0.0, constants="public_identity", beta=beta, arm_rule=arm_rule)
+    return _run(alg, th, X, eta, budget)
+
+
 def _check(got, want):
     actions, regrets = got
     np.testing.assert_array_equal(np.asarray(actions), want[0])
@@ -346,6 +352,31 @@ def test_gadaoful_matches_reference(x64, constants, nu, C, beta_scale, budget):
     )
 
 
+def test_gadaoful_ellipsoid_ball_rule_matches_the_authors_slsqp_rule(x64):
+    """arm_rule="ellipsoid_ball" picks, every round, the arm whose maximum of ⟨x, θ⟩ over the confidence
+    ellipsoid and the ball ‖θ‖ ≤ S is largest, as SLSQP per arm finds it (the authors' rule); with a
+    radius that reaches past the ball it differs from the ellipsoid-only rule. Contexts of unequal norms:
+    with unit contexts every arm whose ball maximiser lies in the ellipsoid would tie at S."""
+    T = 30
+    th, X, eta = _stream(36, T, norm=0.95)
+    X = X * np.random.default_rng(1).uniform(0.3, 1.0, size=(T, K, 1))
+    got = gada_identity(th, X, eta, 5.0, 6.0, T=T, arm_rule="ellipsoid_ball")
+    want = ref.gadaoful(
+        th,
+        X,
+        eta,
+        nu=1.0,
+        C=0.0,
+        constants="public_identity",
+        beta=6.0,
+        budget=5.0,
+        arm_rule="ellipsoid_ball",
+    )
+    _check(got, want)
+    ellipsoid_only = gada_identity(th, X, eta, 5.0, 6.0, T=T, arm_rule="ellipsoid")
+    assert np.sum(np.asarray(ellipsoid_only[0]) != want[0]) >= 5
+
+
 def test_new_hyperparameter_values_do_not_recompile(x64):
     th, X, eta = _stream(34, T_ROBUST, norm=0.6)
     cw_const(th, X, eta, 0.0, 1.0, 1.5, 0.2, T=T_ROBUST)
@@ -428,6 +459,7 @@ def test_regret_is_clearly_sublinear_on_an_easy_problem(name):
         (lambda: jb.heavy_oful(100, D, eps=1.0, nu=1.0, tol=0.0), "tol=0.0"),
         (lambda: jb.heavy_oful(100, D, eps=1.0, nu=1.0, max_newton_iters=0), "max_newton_iters=0"),
         (lambda: jb.gadaoful(100, D, nu=1.0, corruption=0.0, constants="paper"), "constants='paper'"),
+        (lambda: jb.gadaoful(100, D, nu=1.0, corruption=0.0, arm_rule="ball"), "arm_rule='ball'"),
         (lambda: jb.gadaoful(100, D, nu=1.0, corruption=np.inf), "corruption=inf"),
         (lambda: jb.gadaoful(100, D, nu=1.0, corruption=0.0, m0=0.0), "m0=0.0"),
         (

@@ -215,3 +215,35 @@ def test_projection_stays_finite_and_feasible_for_singular_metrics():
             theta = np.asarray(project_ball_in_metric(theta_tilde, A, 1.0))
             assert np.all(np.isfinite(theta)), (smallest, scale)
             assert np.linalg.norm(theta) <= 1.0 + 1e-6
+
+
+def test_ellipsoid_ball_scores_match_slsqp(x64):
+    """The exact maximum of ⟨x, θ'⟩ over the ellipsoid ‖θ' − θ‖_H ≤ β and the ball ‖θ'‖ ≤ S equals what
+    SciPy's SLSQP finds (best of three starts) on random problems of all three cases."""
+    from reference_baselines import ellipsoid_ball_value
+
+    from jaxbandit.core.linalg import ellipsoid_ball_scores
+
+    rng = np.random.default_rng(5)
+    cases = set()
+    for _ in range(25):
+        d = int(rng.integers(2, 6))
+        M = rng.normal(size=(d, d))
+        H = M @ M.T + rng.uniform(0.1, 5.0) * np.eye(d)
+        theta = rng.normal(size=d) * rng.uniform(0.0, 1.0) / np.sqrt(d)
+        beta, S = rng.uniform(0.05, 3.0), 1.0
+        X = rng.normal(size=(4, d))
+        got = np.asarray(ellipsoid_ball_scores(*map(jnp.asarray, (X, theta, np.linalg.inv(H), beta, S))))
+        for x, value in zip(X, got):
+            want = ellipsoid_ball_value(x, theta, H, beta, S)
+            np.testing.assert_allclose(value, want, rtol=0, atol=1e-7)
+            ellipsoid_max = theta + beta * np.linalg.solve(H, x) / np.sqrt(x @ np.linalg.solve(H, x))
+            ball_max = S * x / np.linalg.norm(x)
+            cases.add(
+                "ellipsoid"
+                if ellipsoid_max @ ellipsoid_max <= S * S
+                else "ball"
+                if (ball_max - theta) @ H @ (ball_max - theta) <= beta * beta
+                else "both"
+            )
+    assert cases == {"ellipsoid", "ball", "both"}

@@ -45,6 +45,18 @@ EXTRA_ALGORITHMS = {
         {"eps": 0.4, "nu": 1.5, "C": 2.0, "beta_scale": 0.1},
     ),
     "gadaoful_public": (lambda p: jb.gadaoful(T, D, nu=p["nu"], corruption=p["C"]), {"nu": 1.0, "C": 2.0}),
+    "gadaoful_ellipsoid_ball": (
+        lambda p: jb.gadaoful(
+            T,
+            D,
+            nu=1.0,
+            corruption=2.0,
+            constants="public_identity",
+            beta=p["beta"],
+            arm_rule="ellipsoid_ball",
+        ),
+        {"beta": 0.6},
+    ),
 }
 
 

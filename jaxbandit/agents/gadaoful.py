@@ -47,7 +47,15 @@ import jax.numpy as jnp
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
-from ..core.linalg import clamp_reward, ellipsoid_norm, keep_finite, select_ucb, sherman_morrison
+from ..core.linalg import (
+    argmax_lowest,
+    clamp_reward,
+    ellipsoid_ball_scores,
+    ellipsoid_norm,
+    keep_finite,
+    select_ucb,
+    sherman_morrison,
+)
 from ..core.types import Algorithm
 from . import registry, robust
 from . import robust_regression as rr
@@ -65,6 +73,7 @@ PUBLIC_CONSTANTS: dict[str, dict[str, float | None]] = {
     ),
 }
 PRESETS = ("public", "public_identity", "theory")
+ARM_RULES = ("ellipsoid", "ellipsoid_ball")
 
 
 class GAdaOFULState(NamedTuple):
@@ -196,6 +205,7 @@ def gadaoful(
     beta_scale=1.0,
     tol=None,
     max_newton_iters: int = 50,
+    arm_rule: str = "ellipsoid",
 ) -> Algorithm:
     """GAdaOFUL for the identity link, ``constants="public"`` (default), ``"public_identity"`` or
     ``"theory"``.
@@ -210,6 +220,10 @@ def gadaoful(
       lam, reg_scale, link_bound, delta, sigma_min, tau0, m0, alpha_c: override λ, k, K, δ, σ_min, τ₀,
         m₀, α_C of the preset.
       beta: a constant radius ≥ 0 replacing the preset's; beta_scale multiplies it (default 1).
+      arm_rule: ``"ellipsoid"`` (default): argmax ⟨x, θ̂⟩ + β‖x‖_{H⁻¹}, the maximum of ⟨x, θ⟩ over the
+        confidence ellipsoid; ``"ellipsoid_ball"``: the maximum over the ellipsoid intersected with the
+        ball ‖θ‖ ≤ S, as the authors' code computes it (by SLSQP; here exactly,
+        ``linalg.ellipsoid_ball_scores``). Static.
       tol, max_newton_iters: the refit's stopping tolerance on the projected-Newton step (default 1e-10
         in float64, 1e-5 in float32) and iteration cap (static, default 50).
 
@@ -239,6 +253,8 @@ def gadaoful(
     V.check_nonnegative("beta", beta)
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     max_newton_iters = V.check_int("max_newton_iters", max_newton_iters)
+    if arm_rule not in ARM_RULES:
+        raise ValueError(f"arm_rule={arm_rule!r} is invalid: it must be one of {ARM_RULES}")
     consts = gadaoful_constants(
         horizon=horizon,
         dim=dim,
@@ -284,7 +300,11 @@ def gadaoful(
         )
 
     def select(state: GAdaOFULState, contexts: Array) -> Array:
-        return select_ucb(contexts, state.theta, state.H_inv, radius(state.t).astype(state.theta.dtype))
+        beta_t = radius(state.t).astype(state.theta.dtype)
+        if arm_rule == "ellipsoid":
+            return select_ucb(contexts, state.theta, state.H_inv, beta_t)
+        scores = ellipsoid_ball_scores(contexts, state.theta, state.H_inv, beta_t, S_)
+        return argmax_lowest(scores, jnp.max(jnp.abs(scores)))
 
     def update(state: GAdaOFULState, x: Array, reward: Array, nu_t: Array) -> GAdaOFULState:
         dtype = state.theta.dtype
