@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from reference import project_v_ball
 
@@ -57,6 +57,7 @@ def test_projection_identity_inside_the_ball(x64):
 
 
 @settings(max_examples=40, deadline=None)
+@example(seed=414, scale=1.5, S=4.0, log_spread=4.0)  # once beyond a tolerance not derived from the bounds
 @given(
     seed=st.integers(0, 10**6),
     scale=st.floats(0.01, 100.0),
@@ -90,7 +91,12 @@ def test_projection_properties(seed, scale, S, log_spread):
         def objective(th):
             return float((th - tt) @ V32 @ (th - tt))
 
-        assert objective(np.asarray(theta, np.float64)) <= objective(exact) * (1 + 10 * bound) + 1e-9
+        # f(θ) − f(θ*) = −2μ θ*ᵀδ + δᵀVδ for δ = θ − θ* (KKT: V(θ* − θ̃) = −μθ*), and θ*ᵀδ =
+        # (‖θ‖² − S² − ‖δ‖²)/2: with the two bounds asserted above, the excess is at most
+        # 2μS·|‖θ‖ − S| + (μ + ‖V‖)‖δ‖².
+        delta_max = d * (10 * bound * max(S, 1.0)) ** 2
+        excess = 2 * mu * S * (bound * S) + (mu + np.linalg.norm(V32, 2)) * delta_max
+        assert objective(np.asarray(theta, np.float64)) <= objective(exact) + excess + 1e-9
     again = project_ball_in_metric(theta, A, S)  # idempotent: a feasible point stays put
     np.testing.assert_allclose(np.asarray(again), np.asarray(theta), atol=1e-5 * S)
 
