@@ -28,6 +28,11 @@ def _nothing_spent() -> Array:
     return jnp.zeros((), float_dtype())
 
 
+def _spend(c: Array, spent: Array, budget: Array) -> Array:
+    """``c`` with its magnitude cut to what is left of ``budget``: Σ|c_t| ≤ C holds exactly."""
+    return jnp.sign(c) * jnp.minimum(jnp.abs(c), jnp.maximum(budget - spent, 0.0))
+
+
 def none() -> Adversary:
     """No corruption: c_t = 0."""
 
@@ -54,8 +59,7 @@ def flip(budget: ArrayLike) -> Adversary:
     C = as_float(budget)
 
     def corrupt(spent: Array, view: AdversaryView) -> tuple[Array, Array]:
-        m = view.means[view.action]
-        c = -jnp.sign(m) * jnp.minimum(2.0 * jnp.abs(m), jnp.maximum(C - spent, 0.0))
+        c = _spend(-2.0 * view.means[view.action], spent, C)
         return c, spent + jnp.abs(c)
 
     return Adversary("flip", _nothing_spent, corrupt, budget=lambda: C)
@@ -78,11 +82,6 @@ def flip_rounds(rounds: ArrayLike) -> Adversary:
         return c, spent + jnp.abs(c)
 
     return Adversary("flip_rounds", _nothing_spent, corrupt)
-
-
-def _spend(c: Array, spent: Array, budget: Array) -> Array:
-    """``c`` with its magnitude cut to what is left of ``budget``: Σ|c_t| ≤ C holds exactly."""
-    return jnp.sign(c) * jnp.minimum(jnp.abs(c), jnp.maximum(budget - spent, 0.0))
 
 
 def random_sign(budget: ArrayLike, *, rate: ArrayLike = 1.0, scale: ArrayLike = 1.0, seed=0) -> Adversary:

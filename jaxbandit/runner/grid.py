@@ -42,9 +42,10 @@ class _Constant:
         return isinstance(other, _Constant) and other.value is self.value
 
 
-def grid_arrays(grid: Mapping[str, Sequence[float]] | None):
+def grid_arrays(grid: Mapping[str, Sequence[float]] | None) -> tuple[tuple[str, ...], tuple[np.ndarray, ...]]:
+    """The grid's names and its axes as 1-D arrays, checked (names, non-empty, no NaN, no overflow)."""
     if grid is None:
-        return (), (), {}
+        return (), ()
     if not isinstance(grid, Mapping):
         raise ValueError(f"grid={grid!r} is invalid: it must be a dict name -> 1-D list of numbers")
     names, axes = [], []
@@ -68,9 +69,7 @@ def grid_arrays(grid: Mapping[str, Sequence[float]] | None):
             )
         names.append(name)
         axes.append(arr)
-    mesh = np.meshgrid(*axes, indexing="ij")
-    flat = {n: m.ravel() for n, m in zip(names, mesh)}
-    return tuple(names), tuple(axes), flat
+    return tuple(names), tuple(axes)
 
 
 def validation_points(axes) -> list[tuple[int, ...]]:

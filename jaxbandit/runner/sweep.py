@@ -240,7 +240,7 @@ def sweep(
         raise ValueError("algorithm={} is invalid: give at least one algorithm")
     make_algs = {name: as_factory(a, "algorithm") for name, a in algs.items()}
     make_env = as_factory(environment, "environment")
-    names, axes, _ = grid_arrays(grid)
+    names, axes = grid_arrays(grid)
     seed_ids = _seed_ids(seeds)
     rounds_kept = record_rounds(record, horizon)
     per_round = isinstance(record, str)
