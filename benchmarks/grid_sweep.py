@@ -19,6 +19,7 @@ first) and measured separately by ``compile_time.py``. Target (issue 12), 2-core
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 import common
@@ -28,14 +29,16 @@ import numpy as np
 import jaxbandit as jb
 
 
-def sweeps(lib, T: int, tuning_T: int, quick: bool, seeds: int) -> dict:
+def sweeps(lib, T: int, tuning_T: int, quick: bool, seeds: int, independent: int = 0) -> dict:
     """name -> (zero-argument sweep call, number of runs, rounds per run) for the library ``lib``."""
     d, K = common.D, common.K
 
     def make_env(p):
         return lib.envs.linear(d, K, noise=lib.noise.student_t(3.0), corruption=lib.corruption.flip(p["C"]))
 
-    def grid_alg(p):
+    T_independent = 1000
+
+    def grid_alg(p, T=T):
         return lib.cr_hvt_ucb(T, d, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"])
 
     def tuning_alg(p):
@@ -54,7 +57,7 @@ def sweeps(lib, T: int, tuning_T: int, quick: bool, seeds: int) -> dict:
     def call(alg, grid, horizon, seeds):
         return lambda: lib.sweep(alg, make_env, grid, horizon=horizon, seeds=seeds, record=horizon)
 
-    return {
+    out = {
         "grid16": (call(grid_alg, grid16, T, n_seeds), len(grid16["beta_scale"]) * n_seeds, T),
         "tuning": (
             call(tuning_alg, tuning, tuning_T, range(1000, 1000 + tuning_seeds)),
@@ -62,6 +65,11 @@ def sweeps(lib, T: int, tuning_T: int, quick: bool, seeds: int) -> dict:
             tuning_T,
         ),
     }
+    if independent:  # one grid point, every run its own seed: nothing to share but the compiled program
+        one = {"C": [100.0], "beta_scale": [1e-4]}
+        alg = functools.partial(grid_alg, T=T_independent)
+        out["independent"] = (call(alg, one, T_independent, independent), independent, T_independent)
+    return out
 
 
 def main(argv=None):
@@ -70,6 +78,9 @@ def main(argv=None):
         "--previous", default="5f1eb40", help="git revision of the previous code, or 'none' to skip it"
     )
     parser.add_argument("--seeds", type=int, default=25, help="seeds of the 16-point grid")
+    parser.add_argument(
+        "--independent", type=int, default=0, help="also time N independent runs × 1000 rounds (one point)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tuning-horizon", type=int, default=1000)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
@@ -81,7 +92,9 @@ def main(argv=None):
         libs["previous"] = common.load_previous(args.previous)
 
     rows = []
-    calls = {tag: sweeps(lib, T, tuning_T, args.quick, args.seeds) for tag, lib in libs.items()}
+    calls = {
+        tag: sweeps(lib, T, tuning_T, args.quick, args.seeds, args.independent) for tag, lib in libs.items()
+    }
     for name in calls["now"]:
         _, runs, horizon = calls["now"][name]
         fns = {tag: calls[tag][name][0] for tag in libs}

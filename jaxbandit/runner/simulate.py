@@ -11,7 +11,6 @@ random numbers), and an algorithm's own randomness never shifts the stream.
 
 from __future__ import annotations
 
-import functools
 from typing import Any, NamedTuple
 
 import jax
@@ -20,6 +19,7 @@ import numpy as np
 
 from ..core import validation as V
 from ..core.types import Algorithm, Environment, Round, Trajectory, select_action, update_state
+from .xla_options import library_jit
 
 Array = jax.Array
 
@@ -139,7 +139,7 @@ def simulate(alg: Algorithm, env: Environment, key, horizon: int) -> Trajectory:
     return _simulate(alg, env, as_key(key), horizon)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 3))
+@library_jit(static_argnums=(0, 1, 3))
 def _simulate(alg: Algorithm, env: Environment, key, horizon: int) -> Trajectory:
     _, traj = rollout(alg, env, init_carry(alg, env, key), jnp.arange(horizon, dtype=jnp.int32))
     return traj

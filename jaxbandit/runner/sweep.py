@@ -47,6 +47,7 @@ from . import accumulate, distributed, sharing
 from . import checkpoint as checkpoint_lib
 from .grid import as_factory, describe, grid_arrays, validate_grid
 from .simulate import AGENT_KEY, agent_keys, as_key, respond_and_learn
+from .xla_options import library_jit
 
 Array = jax.Array
 
@@ -109,7 +110,7 @@ def _init_streams(make_alg, make_env, layout: _Layout, stream_params, agent_para
     return jax.vmap(per_stream)(stream_params, keys)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2, 3, 4))
+@library_jit(static_argnums=(0, 1, 2, 3, 4))
 def _run_chunk(
     make_alg,
     make_env,
@@ -390,8 +391,8 @@ def _run_algorithm(
         rounds = jnp.arange(t0, t0 + plan.chunk, dtype=jnp.int32)
         carry, out = _run_chunk(make_alg, make_env, plan.layout, horizon, per_round, *args, carry, rounds)
         sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
-        for field, value in out.items():  # [S, n, G] -> [S, G, kept]
-            kept.setdefault(field, []).append(np.moveaxis(distributed.to_host(value)[:, sel], 1, -1))
+        for field, value in out.items():  # [S, n, G] -> [S, G, kept]; only kept rounds leave the device
+            kept.setdefault(field, []).append(np.moveaxis(distributed.to_host(value[:, sel]), 1, -1))
         done = min(t0 + plan.chunk, horizon)
         if ckpt_path is not None:
             kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}
