@@ -10,7 +10,7 @@ from .agents.lin_ts import LinTSState, lin_ts
 from .agents.oful import OFULState, oful
 from .core import linalg
 from .core.types import Adversary, Algorithm, Environment, Feedback, Round, Stream, Trajectory
-from .envs import corruption, noise
+from .envs import corruption, datasets, noise
 from .report import analysis
 from .report.analysis import loglog_slope
 from .report.results import SweepResult
@@ -59,6 +59,7 @@ __all__ = [
     "corruption",
     "cr_hvt_ucb",
     "cw_oful",
+    "datasets",
     "enable_compilation_cache",
     "envs",
     "figure1",

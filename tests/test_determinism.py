@@ -24,6 +24,7 @@ NOISES = {
     "symmetric_pareto": lambda: jb.noise.symmetric_pareto(2.0),
     "heteroscedastic": lambda: jb.noise.heteroscedastic(jb.noise.student_t(2.5)),
     "gaussian": lambda: jb.noise.gaussian(0.5),
+    "empirical": lambda: jb.noise.empirical(jb.datasets.sp500_returns("WMT")),
 }
 ALGS = {
     "cr_hvt_ucb": lambda T=T, D=D: jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=20.0, beta_scale=1e-3),

@@ -116,6 +116,9 @@ ENVIRONMENTS = {  # every noise family and every adversary (each pairing compile
         corruption=jb.corruption.flip(2.0),
         noise=jb.noise.heteroscedastic(jb.noise.student_t(3.0)),
     ),
+    "empirical+flip": lambda: jb.envs.linear(
+        D, K, noise=jb.noise.empirical(jb.datasets.sp500_returns("AMZN")), corruption=jb.corruption.flip(2.0)
+    ),
     "gaussian+random_sign": lambda: jb.envs.linear(
         D, K, noise=jb.noise.gaussian(0.5), corruption=jb.corruption.random_sign(3.0, rate=0.5, seed=1)
     ),
@@ -132,6 +135,16 @@ ENVIRONMENTS = {  # every noise family and every adversary (each pairing compile
 @pytest.mark.parametrize("name", list(ENVIRONMENTS))
 def test_library_environments_pass(name):
     assert testing.check_environment(ENVIRONMENTS[name](), name=name) is None
+
+
+def test_every_noise_family_and_adversary_is_checked():
+    import inspect
+
+    sources = "\n".join(inspect.getsource(f) for f in ENVIRONMENTS.values() if f is not _replay)
+    families = {n for n in jb.noise.__all__ if n not in ("NoiseFamily", "raw_pareto_moment_bound")}
+    adversaries = {n for n in jb.corruption.__all__ if n not in ("Adversary", "AdversaryView")}
+    missing = {n for n in families | adversaries if f".{n}(" not in sources}
+    assert not missing, missing
 
 
 # --------------------------------------------------------------------------------------------------------

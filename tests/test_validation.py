@@ -172,6 +172,9 @@ CASES = [
     ("pareto x_min", lambda: jb.noise.pareto(2.0, x_min=0.0), ["x_min=0.0", "(0, inf)"]),
     ("sym pareto shape", lambda: jb.noise.symmetric_pareto(0.5), ["shape=0.5", "(1, inf)"]),
     ("sym pareto scale", lambda: jb.noise.symmetric_pareto(2.0, scale=0.0), ["scale=0.0", "(0, inf)"]),
+    ("empirical shape", lambda: jb.noise.empirical(np.ones((2, 2))), ["samples has shape (2, 2)", "1-D"]),
+    ("empirical constant", lambda: jb.noise.empirical([2.0, 2.0]), ["samples is invalid", "all 2 values"]),
+    ("empirical scale", lambda: jb.noise.empirical([1.0, 2.0], scale=-1.0), ["scale=-1.0", "(0, inf)"]),
     (
         "hetero base",
         lambda: jb.noise.heteroscedastic(jb.corruption.none()),
@@ -382,16 +385,7 @@ def test_every_public_factory_is_covered():
     helpers = {"linear(": "linear", "replay(": "replay", "sim(": "simulate", "sweep(": "sweep"}
     covered = {name for helper, name in helpers.items() if helper in sources}
     adversaries = {n for n in jb.corruption.__all__ if n not in ("Adversary", "AdversaryView", "none")}
-    noises = {
-        "gaussian",
-        "student_t",
-        "pareto",
-        "symmetric_pareto",
-        "heteroscedastic",
-        "check_moment",
-        "raw_pareto_moment_bound",
-        "moment_bound",
-    }
+    noises = {n for n in jb.noise.__all__ if n != "NoiseFamily"} | {"check_moment", "moment_bound"}
     covered |= {name for name in adversaries | noises if f".{name}(" in sources}
     want = {"linear", "replay", "simulate", "sweep"} | adversaries | noises
     assert want <= covered, want - covered

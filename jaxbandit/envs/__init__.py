@@ -11,7 +11,7 @@ from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.types import Adversary, Environment, EnvState
-from . import corruption, noise
+from . import corruption, datasets, noise
 from .noise import NoiseFamily
 from .streams import linear_stream, replay_stream, uniform_sphere
 
@@ -54,6 +54,7 @@ __all__ = [
     "EnvState",
     "Environment",
     "corruption",
+    "datasets",
     "linear",
     "linear_stream",
     "noise",
