@@ -3,11 +3,14 @@
 from . import envs
 from .agents import registry
 from .agents.cr_hvt_ucb import CRHvtUCBState, cr_hvt_ucb, hvt_ucb
+from .agents.crt import CRTState, crt
 from .agents.cw_oful import CWOFULState, cw_oful
 from .agents.gadaoful import GAdaOFULState, gadaoful
 from .agents.heavy_oful import HeavyOFULState, heavy_oful
 from .agents.lin_ts import LinTSState, lin_ts
+from .agents.multilayer_oful import MultiLayerOFULState, multilayer_oful
 from .agents.oful import OFULState, oful
+from .agents.omd_glb import OMDGLBState, omd_glb
 from .core import linalg
 from .core.types import Adversary, Algorithm, Environment, Feedback, Round, Stream, Trajectory
 from .envs import corruption, datasets, noise
@@ -43,13 +46,16 @@ __all__ = [
     "Adversary",
     "Algorithm",
     "CRHvtUCBState",
+    "CRTState",
     "CWOFULState",
     "Environment",
     "Feedback",
     "GAdaOFULState",
     "HeavyOFULState",
     "LinTSState",
+    "MultiLayerOFULState",
     "OFULState",
+    "OMDGLBState",
     "Round",
     "Stream",
     "SweepResult",
@@ -58,6 +64,7 @@ __all__ = [
     "analysis",
     "corruption",
     "cr_hvt_ucb",
+    "crt",
     "cw_oful",
     "datasets",
     "enable_compilation_cache",
@@ -69,8 +76,10 @@ __all__ = [
     "lin_ts",
     "linalg",
     "loglog_slope",
+    "multilayer_oful",
     "noise",
     "oful",
+    "omd_glb",
     "plots",
     "registry",
     "simulate",

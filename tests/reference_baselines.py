@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from reference import flip_corruption, lowest_argmax
+from reference import flip_corruption, lowest_argmax, project_v_ball
 from scipy.optimize import brentq, minimize
 
 # --------------------------------------------------------------------------------------------------
@@ -404,3 +404,163 @@ def gadaoful(
         budget=budget,
         arm_rule=arm_rule,
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# GLB-OMD (Zhang, Xu, Zhao & Sugiyama 2025), identity link
+# --------------------------------------------------------------------------------------------------
+
+
+def omd_glb(
+    theta_star,
+    contexts,
+    noise,
+    *,
+    lam=None,
+    eta=1.0,
+    sigma=1.0,
+    S=1.0,
+    L=1.0,
+    delta=None,
+    beta=None,
+    beta_scale=1.0,
+    budget=0.0,
+):
+    """Algorithm 1 with ℓ_t(θ) = (r_t − xᵀθ)²/(2σ²): H̃ = H + η xxᵀ/σ², θ' = θ − η H̃⁻¹∇ℓ_t(θ) (solved),
+    θ ← the H̃-norm projection of θ' onto ‖θ‖ ≤ S, H ← H + xxᵀ/σ²; UCB with
+    β_t = √(4λS² + 2η log(1/δ) + d(6η²+η) log(1 + tL²/(σ²λ))) in round t (1-based)."""
+    T, _K, d = contexts.shape
+    lam = float(d) if lam is None else lam
+    delta = 1.0 / T if delta is None else delta
+    H = lam * np.eye(d)
+    theta = np.zeros(d)
+    spent = 0.0
+    actions, regrets = np.zeros(T, int), np.zeros(T)
+    for t in range(T):
+        X = contexts[t]
+        if beta is None:
+            growth = (t + 1) * L * L / (sigma**2 * lam)
+            radius = math.sqrt(
+                4 * lam * S * S + 2 * eta * math.log(1 / delta) + d * (6 * eta**2 + eta) * math.log1p(growth)
+            )
+        else:
+            radius = beta
+        widths = np.sqrt(np.einsum("ki,ij,kj->k", X, np.linalg.inv(H), X))
+        a = lowest_argmax(X @ theta, beta_scale * radius * widths)
+        x = X[a]
+        means = X @ theta_star
+        c, spent = flip_corruption(means[a], spent, budget)
+        r = means[a] + noise[t] + c
+        actions[t], regrets[t] = a, means.max() - means[a]
+        hessian = np.outer(x, x) / sigma**2
+        gradient = (x @ theta - r) * x / sigma**2
+        H_tilde = H + eta * hessian
+        theta = project_v_ball(theta - eta * np.linalg.solve(H_tilde, gradient), H_tilde, S)
+        H = H + hessian
+    return actions, regrets
+
+
+# --------------------------------------------------------------------------------------------------
+# CRT (Medina & Yang 2016, as in Xue et al. 2020's public code)
+# --------------------------------------------------------------------------------------------------
+
+
+def crt(
+    theta_star, contexts, noise, *, eps, nu, lam=1.0, S=1.0, delta=0.01, beta=None, beta_scale=1.0, budget=0.0
+):
+    """Ridge regression on rewards zeroed when |y_t| > t^{1/(2(1+ε))} (t counting the current one), V and
+    its determinant kept explicitly; β_t = 2√(2 t^{1/(1+ε)} log(√(det V_t/det λI)/δ)) + √(2v² log t) + √λS
+    with v = ν^{1+ε} after t observations (β_0 = √λS)."""
+    T, _K, d = contexts.shape
+    V = lam * np.eye(d)
+    b = np.zeros(d)
+    spent = 0.0
+    v = nu ** (1 + eps)
+    actions, regrets = np.zeros(T, int), np.zeros(T)
+    for t in range(T):  # t observations so far
+        X = contexts[t]
+        theta = np.linalg.solve(V, b)
+        if beta is None:
+            log_ratio = 0.5 * (np.linalg.slogdet(V)[1] - d * math.log(lam))
+            radius = (
+                2 * math.sqrt(2 * t ** (1 / (1 + eps)) * max(log_ratio + math.log(1 / delta), 0.0))
+                + math.sqrt(2 * v * v * math.log(max(t, 1)))
+                + math.sqrt(lam) * S
+            )
+        else:
+            radius = beta
+        widths = np.sqrt(np.einsum("ki,ij,kj->k", X, np.linalg.inv(V), X))
+        a = lowest_argmax(X @ theta, beta_scale * radius * widths)
+        x = X[a]
+        means = X @ theta_star
+        c, spent = flip_corruption(means[a], spent, budget)
+        y = means[a] + noise[t] + c
+        actions[t], regrets[t] = a, means.max() - means[a]
+        y_truncated = y if abs(y) <= (t + 1) ** (1 / (2 * (1 + eps))) else 0.0
+        V = V + np.outer(x, x)
+        b = b + y_truncated * x
+    return actions, regrets
+
+
+# --------------------------------------------------------------------------------------------------
+# Multi-layer OFUL (M_OFUL of He et al. 2022's public code, unweighted)
+# --------------------------------------------------------------------------------------------------
+
+
+def multilayer_oful(
+    theta_star,
+    contexts,
+    noise,
+    layers,
+    *,
+    lam=1.0,
+    S=1.0,
+    L=1.0,
+    R=0.5,
+    beta_scale=1.0,
+    delta=0.033,
+    budget=0.0,
+):
+    """``layers[t]`` (1-based) is round t's layer, drawn outside. Global and per-layer Gram matrices kept
+    explicitly; the arm maximises min(global UCB with β_{t,ℓ}, layer ℓ's UCB with γ_{t,ℓ})."""
+    T, _K, d = contexts.shape
+    n_layers = int(math.log2(2 * T) + 1)
+    G, g = lam * np.eye(d), np.zeros(d)
+    Gl, gl = [lam * np.eye(d) for _ in range(n_layers)], [np.zeros(d) for _ in range(n_layers)]
+    spent = 0.0
+    actions, regrets = np.zeros(T, int), np.zeros(T)
+    for t in range(T):
+        ell = int(layers[t])
+        tr = t + 1
+        a_t = math.sqrt(math.log(1 + tr * L * L / ((R + 1) ** 2 * lam)))
+        l1 = math.log(4 * tr * tr / delta)
+        l2 = math.log(4 * tr * tr * n_layers / delta)
+        beta = (
+            8 * math.sqrt(d * a_t * l1) + 4 * math.sqrt(d) * l1 + math.sqrt(lam) * S + 2**ell * math.sqrt(d)
+        )
+        gamma = (
+            8 * math.sqrt(d * a_t * l2)
+            + 4 * math.sqrt(d) * l2
+            + (math.log(2 * ell * ell / delta) + 3) * math.sqrt(d)
+            + math.sqrt(lam) * S
+        )
+        X = contexts[t]
+
+        def ucb(M, b, radius):
+            mean = X @ np.linalg.solve(M, b)
+            bonus = beta_scale * radius * np.sqrt(np.einsum("ki,ij,kj->k", X, np.linalg.inv(M), X))
+            return mean + bonus, np.abs(mean) + np.abs(bonus)
+
+        s_g, m_g = ucb(G, g, beta)
+        s_l, m_l = ucb(Gl[ell - 1], gl[ell - 1], gamma)
+        scores = np.minimum(s_g, s_l)
+        tol = 1e-12 * np.max(m_g + m_l)
+        a = int(np.flatnonzero(scores >= scores.max() - tol)[0])
+        x = X[a]
+        means = X @ theta_star
+        c, spent = flip_corruption(means[a], spent, budget)
+        r = means[a] + noise[t] + c
+        actions[t], regrets[t] = a, means.max() - means[a]
+        G, g = G + np.outer(x, x), g + r * x
+        Gl[ell - 1], gl[ell - 1] = Gl[ell - 1] + np.outer(x, x), gl[ell - 1] + r * x
+    return actions, regrets

@@ -2,6 +2,17 @@
 registered in ``jaxbandit.agents.registry`` (imported here in display order), plus the robust pieces
 (``robust``, ``robust_regression``) they share."""
 
-from . import cr_hvt_ucb, cw_oful, gadaoful, heavy_oful, lin_ts, oful, registry  # noqa: F401  (registers each)
+from . import (  # noqa: F401  (registers each)
+    cr_hvt_ucb,
+    crt,
+    cw_oful,
+    gadaoful,
+    heavy_oful,
+    lin_ts,
+    multilayer_oful,
+    oful,
+    omd_glb,
+    registry,
+)
 
 __all__ = ["registry"]
