@@ -339,7 +339,7 @@ def gadaoful(
     beta_scale=1.0,
     nus=None,
     budget=0.0,
-    arm_rule="ellipsoid",
+    arm_rule=None,
     **overrides,
 ):
     """GAdaOFUL (Yu et al.) for the identity link, pseudo-Huber loss, (λk/2)‖θ‖², ‖θ‖ ≤ S,
@@ -350,6 +350,8 @@ def gadaoful(
     λ = d/S², k = K = 1, δ = 1/T, τ₀ = max(√(2κ), 2√d)/√log(2T²/δ), m₀ = 1/(6√(3 log(2T²/δ))),
     β_t = (64/k)(2√(κ log(2t²/δ)) + √(d log(2t²/δ))) + 5√λS + 4√κ/k at t ≥ 1."""
     T, _, d = contexts.shape
+    if arm_rule is None:  # the authors' presets use their rule
+        arm_rule = "ellipsoid" if constants == "theory" else "ellipsoid_ball"
     if constants == "public":
         p = dict(lam=0.1, k=1 / 6, K=0.25, delta=0.001, tau0=1.0, m0=1.0)
     elif constants == "public_identity":  # NeXAIS/GAdaOFUL GAdaOFUL.py: lambda_ = 20, m_0 = 1.5, alpha = 1

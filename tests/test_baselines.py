@@ -81,7 +81,11 @@ def heavy_revealed(th, X, eta, nus, budget, eps, beta, lam, *, T):
 @functools.partial(jax.jit, static_argnames=("T", "constants"))
 def gada(th, X, eta, budget, nu, C, beta_scale, *, T, constants):
     _count(f"gada_{constants}")
-    alg = jb.gadaoful(T, D, nu=nu, corruption=C, constants=constants, beta_scale=beta_scale)
+    # The closed-form UCB for every preset: this runner checks the constants and the refit; the authors'
+    # arm rule (their presets' default) is checked against SLSQP below.
+    alg = jb.gadaoful(
+        T, D, nu=nu, corruption=C, constants=constants, beta_scale=beta_scale, arm_rule="ellipsoid"
+    )
     return _run(alg, th, X, eta, budget)
 
 
@@ -348,19 +352,31 @@ def test_gadaoful_matches_reference(x64, constants, nu, C, beta_scale, budget):
     th, X, eta = _stream(33, T_ROBUST, norm=0.6)
     got = gada(th, X, eta, budget, nu, C, beta_scale, T=T_ROBUST, constants=constants)
     _check(
-        got, ref.gadaoful(th, X, eta, nu=nu, C=C, constants=constants, beta_scale=beta_scale, budget=budget)
+        got,
+        ref.gadaoful(
+            th,
+            X,
+            eta,
+            nu=nu,
+            C=C,
+            constants=constants,
+            beta_scale=beta_scale,
+            budget=budget,
+            arm_rule="ellipsoid",
+        ),
     )
 
 
 def test_gadaoful_ellipsoid_ball_rule_matches_the_authors_slsqp_rule(x64):
-    """arm_rule="ellipsoid_ball" picks, every round, the arm whose maximum of ⟨x, θ⟩ over the confidence
-    ellipsoid and the ball ‖θ‖ ≤ S is largest, as SLSQP per arm finds it (the authors' rule); with a
-    radius that reaches past the ball it differs from the ellipsoid-only rule. Contexts of unequal norms:
+    """The authors' presets default to arm_rule="ellipsoid_ball", which picks, every round, the arm whose
+    maximum of ⟨x, θ⟩ over the confidence ellipsoid and the ball ‖θ‖ ≤ S is largest, as SLSQP per arm
+    finds it (the authors' rule); with a radius that reaches past the ball it differs from the
+    ellipsoid-only rule. Contexts of unequal norms:
     with unit contexts every arm whose ball maximiser lies in the ellipsoid would tie at S."""
     T = 30
     th, X, eta = _stream(36, T, norm=0.95)
     X = X * np.random.default_rng(1).uniform(0.3, 1.0, size=(T, K, 1))
-    got = gada_identity(th, X, eta, 5.0, 6.0, T=T, arm_rule="ellipsoid_ball")
+    got = gada_identity(th, X, eta, 5.0, 6.0, T=T, arm_rule=None)  # the preset's default: the authors' rule
     want = ref.gadaoful(
         th,
         X,

@@ -44,7 +44,10 @@ EXTRA_ALGORITHMS = {
         ),
         {"eps": 0.4, "nu": 1.5, "C": 2.0, "beta_scale": 0.1},
     ),
-    "gadaoful_public": (lambda p: jb.gadaoful(T, D, nu=p["nu"], corruption=p["C"]), {"nu": 1.0, "C": 2.0}),
+    "gadaoful_public": (  # its default rule, ellipsoid_ball, is the next case's
+        lambda p: jb.gadaoful(T, D, nu=p["nu"], corruption=p["C"], arm_rule="ellipsoid"),
+        {"nu": 1.0, "C": 2.0},
+    ),
     "gadaoful_ellipsoid_ball": (
         lambda p: jb.gadaoful(
             T,

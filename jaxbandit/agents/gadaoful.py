@@ -33,9 +33,12 @@ Two sets of constants (``constants=``), each overridable argument by argument. S
   β_t = (64/k)(2√(κ log(2t²/δ)) + √(d log(2t²/δ))) + 5√λ S + 4√κ/k (the comment's 5√d is 5√λS at
   λ = d/S²), evaluated at t ≥ 1 (β₁ is used in round 1).
 
-Differences from the public code, by design: the UCB is the usual ⟨x, θ̂⟩ + β‖x‖_{H⁻¹} (the code maximises
-⟨x, θ⟩ over the ellipsoid intersected with the ball ‖θ‖ ≤ S by SLSQP), the refit is solved to ``tol``
-(the code stops SLSQP at its defaults), and ``corruption`` is a budget C on Σ|c_t|.
+The arm rule: the authors' presets (``"public"``, ``"public_identity"``) use their rule by default, the
+maximum of ⟨x, θ⟩ over the confidence ellipsoid intersected with the ball ‖θ‖ ≤ S (their code solves it
+by SLSQP per arm; here exactly, ``arm_rule="ellipsoid_ball"``); ``"theory"`` uses the usual UCB
+⟨x, θ̂⟩ + β‖x‖_{H⁻¹} (``arm_rule="ellipsoid"``). Other differences from the public code, by design: the
+refit is solved to ``tol`` (the code stops SLSQP at its defaults), and ``corruption`` is a budget C on
+Σ|c_t|.
 """
 
 from __future__ import annotations
@@ -205,7 +208,7 @@ def gadaoful(
     beta_scale=1.0,
     tol=None,
     max_newton_iters: int = 50,
-    arm_rule: str = "ellipsoid",
+    arm_rule: str | None = None,
 ) -> Algorithm:
     """GAdaOFUL for the identity link, ``constants="public"`` (default), ``"public_identity"`` or
     ``"theory"``.
@@ -220,10 +223,11 @@ def gadaoful(
       lam, reg_scale, link_bound, delta, sigma_min, tau0, m0, alpha_c: override λ, k, K, δ, σ_min, τ₀,
         m₀, α_C of the preset.
       beta: a constant radius ≥ 0 replacing the preset's; beta_scale multiplies it (default 1).
-      arm_rule: ``"ellipsoid"`` (default): argmax ⟨x, θ̂⟩ + β‖x‖_{H⁻¹}, the maximum of ⟨x, θ⟩ over the
-        confidence ellipsoid; ``"ellipsoid_ball"``: the maximum over the ellipsoid intersected with the
-        ball ‖θ‖ ≤ S, as the authors' code computes it (by SLSQP; here exactly,
-        ``linalg.ellipsoid_ball_scores``). Static.
+      arm_rule: ``"ellipsoid"``: argmax ⟨x, θ̂⟩ + β‖x‖_{H⁻¹}, the maximum of ⟨x, θ⟩ over the confidence
+        ellipsoid; ``"ellipsoid_ball"``: the maximum over the ellipsoid intersected with the ball
+        ‖θ‖ ≤ S, as the authors' code computes it (by SLSQP; here exactly,
+        ``linalg.ellipsoid_ball_scores``). Default: ``"ellipsoid_ball"`` for the authors' presets,
+        ``"ellipsoid"`` for ``"theory"``. Static.
       tol, max_newton_iters: the refit's stopping tolerance on the projected-Newton step (default 1e-10
         in float64, 1e-5 in float32) and iteration cap (static, default 50).
 
@@ -253,6 +257,8 @@ def gadaoful(
     V.check_nonnegative("beta", beta)
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     max_newton_iters = V.check_int("max_newton_iters", max_newton_iters)
+    if arm_rule is None:
+        arm_rule = "ellipsoid" if constants == "theory" else "ellipsoid_ball"
     if arm_rule not in ARM_RULES:
         raise ValueError(f"arm_rule={arm_rule!r} is invalid: it must be one of {ARM_RULES}")
     consts = gadaoful_constants(
