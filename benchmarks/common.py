@@ -57,17 +57,17 @@ def paper_alg(T, **kw):
     return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=100.0, **kw)
 
 
-def batched_runner(alg, env, T, batch):
+def batched_runner(alg, env, T, batch, compiler_options=None):
     """A compiled function of nothing that runs ``batch`` runs of ``T`` rounds and returns a scalar
-    that depends on every round's outputs (nothing can be dead-code eliminated)."""
+    that depends on every round's outputs (nothing can be dead-code eliminated); ``compiler_options``
+    as for ``jax.jit``."""
     keys = jax.random.split(jax.random.key(0), batch)
 
-    @jax.jit
     def run(keys):
         out = jax.vmap(lambda k: jb.simulate(alg, env, k, horizon=T))(keys)
         return out.regret.sum() + out.reward.sum()
 
-    compiled = run.lower(keys).compile()
+    compiled = jax.jit(run, compiler_options=compiler_options).lower(keys).compile()
     return lambda: compiled(keys).block_until_ready()
 
 

@@ -19,18 +19,6 @@ import jaxbandit as jb
 from jaxbandit.runner.xla_options import COMMAND_BUFFER
 
 
-def hand_written(T: int, runs: int, options: dict | None):
-    alg, env = common.paper_alg(T), common.paper_env()
-    keys = jax.random.split(jax.random.key(0), runs)
-
-    def run(keys):
-        out = jax.vmap(lambda k: jb.simulate(alg, env, k, horizon=T))(keys)
-        return out.regret.sum() + out.reward.sum()
-
-    compiled = jax.jit(run, compiler_options=options).lower(keys).compile()
-    return lambda: compiled(keys).block_until_ready()
-
-
 def library(T: int, runs: int, chunk_size: int | None):
     grid = {"C": [100.0], "beta_scale": [1e-4]}
 
@@ -50,11 +38,11 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     T, n = args.rounds, args.runs
+    alg, env = common.paper_alg(T), common.paper_env()
+    command_buffers = {"xla_gpu_enable_command_buffer": COMMAND_BUFFER}
     fns = {
-        "vmap(simulate), XLA defaults": hand_written(T, n, None),
-        "vmap(simulate), command buffers": hand_written(
-            T, n, {"xla_gpu_enable_command_buffer": COMMAND_BUFFER}
-        ),
+        "vmap(simulate), XLA defaults": common.batched_runner(alg, env, T, n),
+        "vmap(simulate), command buffers": common.batched_runner(alg, env, T, n, command_buffers),
         "jb.sweep": library(T, n, None),
         "jb.sweep, one chunk": library(T, n, T),
     }
