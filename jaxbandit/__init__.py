@@ -11,6 +11,7 @@ from .agents.lin_ts import LinTSState, lin_ts
 from .agents.multilayer_oful import MultiLayerOFULState, multilayer_oful
 from .agents.oful import OFULState, oful
 from .agents.omd_glb import OMDGLBState, omd_glb
+from .agents.tofu import TOFUState, tofu
 from .core import linalg
 from .core.types import Adversary, Algorithm, Environment, Feedback, Round, Stream, Trajectory
 from .envs import corruption, datasets, noise
@@ -59,6 +60,7 @@ __all__ = [
     "Round",
     "Stream",
     "SweepResult",
+    "TOFUState",
     "Trajectory",
     "TuneResult",
     "analysis",
@@ -85,5 +87,6 @@ __all__ = [
     "simulate",
     "sweep",
     "testing",
+    "tofu",
     "tune",
 ]

@@ -566,3 +566,51 @@ def multilayer_oful(
         G, g = G + np.outer(x, x), g + r * x
         Gl[ell - 1], gl[ell - 1] = Gl[ell - 1] + np.outer(x, x), gl[ell - 1] + r * x
     return actions, regrets
+
+
+# --------------------------------------------------------------------------------------------------
+# TOFU (Shao et al. 2018, as in Xue et al. 2020's public code)
+# --------------------------------------------------------------------------------------------------
+
+
+def tofu(
+    theta_star, contexts, noise, *, eps, nu, lam=1.0, S=1.0, delta=0.01, beta=None, beta_scale=1.0, budget=0.0
+):
+    """Every round: V = λI + Σ xxᵀ, R = V^{−1/2} by eigh, M = R Xᵀ over the whole history,
+    u_i = Σ_s M_is y_s 1{|y_s M_is| ≤ b_t}, θ̂ = R u, b_t = (v/log(2T/δ))^{1/2} t^{(1−ε)/(2(1+ε))};
+    β_t = 4√d ν (log(2dT/δ))^{ε/(1+ε)} t^{(1−ε)/(2(1+ε))} + √λS after t ≥ 1 rounds, β_0 = √λS."""
+    T, _K, d = contexts.shape
+    V = lam * np.eye(d)
+    theta = np.zeros(d)
+    xs, ys = [], []
+    spent = 0.0
+    v = nu ** (1 + eps)
+    power = (1 - eps) / (2 * (1 + eps))
+    actions, regrets = np.zeros(T, int), np.zeros(T)
+    for t in range(T):  # t observations so far
+        X = contexts[t]
+        if beta is not None:
+            radius = beta
+        elif t == 0:
+            radius = math.sqrt(lam) * S
+        else:
+            log_term = math.log(2 * d * T / delta)
+            radius = 4 * math.sqrt(d) * nu * log_term ** (eps / (1 + eps)) * t**power + math.sqrt(lam) * S
+        widths = np.sqrt(np.einsum("ki,ij,kj->k", X, np.linalg.inv(V), X))
+        a = lowest_argmax(X @ theta, beta_scale * radius * widths)
+        x = X[a]
+        means = X @ theta_star
+        c, spent = flip_corruption(means[a], spent, budget)
+        y = means[a] + noise[t] + c
+        actions[t], regrets[t] = a, means.max() - means[a]
+        xs.append(x)
+        ys.append(y)
+        V = V + np.outer(x, x)
+        w, Q = np.linalg.eigh(V)
+        R = Q @ np.diag(w**-0.5) @ Q.T
+        M = R @ np.array(xs).T  # [d, t+1]
+        Y = np.array(ys)[None, :]
+        b = math.sqrt(v / math.log(2 * T / delta)) * (t + 1) ** power
+        u = np.sum(np.where(np.abs(Y * M) <= b, M * Y, 0.0), axis=1)
+        theta = R @ u
+    return actions, regrets

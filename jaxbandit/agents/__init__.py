@@ -1,6 +1,6 @@
 """Agents: one module per algorithm family, each written against ``jaxbandit.core.types.Algorithm`` and
-registered in ``jaxbandit.agents.registry`` (imported here in display order), plus the robust pieces
-(``robust``, ``robust_regression``) they share."""
+registered in ``jaxbandit.agents.registry`` when imported here (the registry lists them in that order),
+plus the robust pieces (``robust``, ``robust_regression``) they share."""
 
 from . import (  # noqa: F401  (registers each)
     cr_hvt_ucb,
@@ -13,6 +13,7 @@ from . import (  # noqa: F401  (registers each)
     oful,
     omd_glb,
     registry,
+    tofu,
 )
 
 __all__ = ["registry"]

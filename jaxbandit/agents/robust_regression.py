@@ -40,7 +40,7 @@ are avoided:
   over d are ``linalg.dot``'s fixed order, and a block of history rows is summed by
   :func:`pairwise_sum`, a fixed tree of elementwise adds;
 - fused multiply–adds, which LLVM forms or not depending on how the program around them was fused:
-  every product that is summed passes through :func:`_rounded`;
+  every product that is summed passes through :func:`rounded`;
 - rewrites of batched values against a scalar shared by the batch (x/s → x·(1/s), (c·x)·s → x·(c·s)):
   the shared ball radius enters by an explicit reciprocal, and no constant·x·shared-scalar chain is
   formed.
@@ -157,18 +157,20 @@ def pseudo_huber(z: Array, tau: Array):
 _HUGE = 2.0**60  #: beyond it, 1 + u² rounds to u² in float32 and float64, and u² may overflow
 
 
-def _num_blocks(hist: History, block: int):
+def num_blocks(hist: History, block: int):
+    """The number of blocks of ``block`` rows that hold filled rows."""
     return (hist.filled + block - 1) // block
 
 
-def _rows(hist: History, i, block: int):
+def block_rows(hist: History, i, block: int):
+    """Block ``i`` of the buffers (X, r, σ, τ) and the mask of its filled rows."""
     start = i * block
     sl = lambda a: jax.lax.dynamic_slice_in_dim(a, start, block)
     mask = (start + jnp.arange(block)) < hist.filled
     return sl(hist.X), sl(hist.r), sl(hist.sigma), sl(hist.tau), mask
 
 
-def _rounded(x: Array) -> Array:
+def rounded(x: Array) -> Array:
     """``x`` (NaN stays NaN), in a form no later add can fuse with the product that made it.
 
     XLA's CPU backend lets LLVM contract a product and the add or subtract that consumes it into one
@@ -183,21 +185,21 @@ def _rounded(x: Array) -> Array:
     return jnp.where(x == x, x, x + x)
 
 
-def _dot(a: Array, b: Array) -> Array:
+def rounded_dot(a: Array, b: Array) -> Array:
     """Σ_i a[..., i]·b[..., i]: ``linalg.dot``'s sum in index order, of products rounded first (see
-    :func:`_rounded`; multiplying them by 1 is exact, so what is summed is exactly the products)."""
-    p = _rounded(a * b)
+    :func:`rounded`; multiplying them by 1 is exact, so what is summed is exactly the products)."""
+    p = rounded(a * b)
     return linalg.dot(p, jnp.ones_like(p))
 
 
-def _matvec(A: Array, x: Array) -> Array:
-    """A x for ``A`` `[m, d]` and ``x`` `[d]`: row by row :func:`_dot`."""
-    return _dot(A, x[None, :])
+def rounded_matvec(A: Array, x: Array) -> Array:
+    """A x for ``A`` `[m, d]` and ``x`` `[d]`: row by row :func:`rounded_dot`."""
+    return rounded_dot(A, x[None, :])
 
 
 def _norm(x: Array) -> Array:
-    """‖x‖₂ as √(:func:`_dot`(x, x))."""
-    return jnp.sqrt(_dot(x, x))
+    """‖x‖₂ as √(:func:`rounded_dot`(x, x))."""
+    return jnp.sqrt(rounded_dot(x, x))
 
 
 def pairwise_sum(x: Array) -> Array:
@@ -229,7 +231,7 @@ def _symmetric_from_upper(flat: Array, d: int) -> Array:
 def _block_terms(theta: Array, X: Array, r: Array, s: Array, tau: Array, mask: Array, loss: Loss):
     """One block's rows of the loss: per row ρ, the gradient weight ρ'/σ and the Hessian weight
     ρ''/σ² (0 on rows past ``filled``)."""
-    z = (r - _matvec(X, theta)) / s
+    z = (r - rounded_matvec(X, theta)) / s
     rho, d1, d2 = loss(z, tau)
     return (jnp.where(mask, rho, 0.0), jnp.where(mask, d1, 0.0) / s, jnp.where(mask, d2, 0.0) / (s * s))
 
@@ -257,22 +259,22 @@ def value_grad_hess(theta: Array, hist: History, reg: Array, loss: Loss):
 
     def body(i, acc):
         f, g, H = acc
-        X, r, s, tau, mask = _rows(hist, i, block)
+        X, r, s, tau, mask = block_rows(hist, i, block)
         rho, w1, w2 = _block_terms(theta, X, r, s, tau, mask, loss)
         if not unrolled:
             return f + jnp.sum(rho), g - X.T @ w1, H + (X * w2[:, None]).T @ X
         terms = jnp.concatenate([rho[:, None], X * w1[:, None], (X[:, ii] * X[:, jj]) * w2[:, None]], axis=1)
-        sums = pairwise_sum(_rounded(terms))
+        sums = pairwise_sum(rounded(terms))
         return f + sums[0], g - sums[1 : d + 1], H + sums[d + 1 :]
 
     zero = jnp.zeros((), theta.dtype)
     h0 = jnp.zeros(len(pairs) if unrolled else (d, d), theta.dtype)
-    f, g, H = jax.lax.fori_loop(0, _num_blocks(hist, block), body, (zero, jnp.zeros_like(theta), h0))
+    f, g, H = jax.lax.fori_loop(0, num_blocks(hist, block), body, (zero, jnp.zeros_like(theta), h0))
     if unrolled:
         H = _symmetric_from_upper(H, d)
     return (
-        f + _rounded(0.5 * reg * _dot(theta, theta)),
-        g + _rounded(reg * theta),
+        f + rounded(0.5 * reg * rounded_dot(theta, theta)),
+        g + rounded(reg * theta),
         H + reg * jnp.eye(d, dtype=theta.dtype),
     )
 
@@ -283,13 +285,13 @@ def values(thetas: Array, hist: History, reg: Array, loss: Loss) -> Array:
     block = min(BLOCK, hist.r.shape[0])
 
     def body(i, acc):
-        X, r, s, tau, mask = _rows(hist, i, block)
-        z = (r[:, None] - _dot(X[:, None, :], thetas[None, :, :])) / s[:, None]  # [block, m]
+        X, r, s, tau, mask = block_rows(hist, i, block)
+        z = (r[:, None] - rounded_dot(X[:, None, :], thetas[None, :, :])) / s[:, None]  # [block, m]
         rho, _, _ = loss(z, tau[:, None])
-        return acc + pairwise_sum(_rounded(jnp.where(mask[:, None], rho, 0.0)))
+        return acc + pairwise_sum(rounded(jnp.where(mask[:, None], rho, 0.0)))
 
-    acc = jax.lax.fori_loop(0, _num_blocks(hist, block), body, jnp.zeros(thetas.shape[0], thetas.dtype))
-    return acc + _rounded(0.5 * reg * _dot(thetas, thetas))
+    acc = jax.lax.fori_loop(0, num_blocks(hist, block), body, jnp.zeros(thetas.shape[0], thetas.dtype))
+    return acc + rounded(0.5 * reg * rounded_dot(thetas, thetas))
 
 
 def default_tol(dtype) -> float:
@@ -305,12 +307,12 @@ def project_ball_eig(h: Array, Q: Array, theta_tilde: Array, radius, num_iters: 
     equation), so Newton from μ₀ = h_min(‖θ̃‖/radius − 1), left of the root since
     ‖θ(μ)‖ ≥ ‖θ̃‖h_min/(h_min + μ), climbs to it monotonically; each iteration is O(d).
 
-    Batch-invariant for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``: sums over d are :func:`_dot`'s, and ``radius``
-    enters through its reciprocal only, multiplied explicitly: XLA rewrites x/s into x·(1/s) when s is
-    broadcast — a radius shared by the whole batch, but not the same radius in a run alone — and the two
-    round differently.
+    Batch-invariant for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``: sums over d are :func:`rounded_dot`'s, and
+    ``radius`` enters through its reciprocal only, multiplied explicitly: XLA rewrites x/s into x·(1/s)
+    when s is broadcast — a radius shared by the whole batch, but not the same radius in a run alone —
+    and the two round differently.
     """
-    c = _matvec(Q.T, theta_tilde)
+    c = rounded_matvec(Q.T, theta_tilde)
     c2 = c * c
     norm_tilde = _norm(c)
     outside = norm_tilde > radius
@@ -320,7 +322,7 @@ def project_ball_eig(h: Array, Q: Array, theta_tilde: Array, radius, num_iters: 
 
     def newton(mu, _):
         q = h / (h + mu)
-        n2 = _dot(c2 * q, q)
+        n2 = rounded_dot(c2 * q, q)
         dn2 = -2.0 * linalg.dot(c2 * q * q / (h + mu), ones)  # d‖θ(μ)‖²/dμ (sums quotients)
         n = jnp.sqrt(n2)
         g = 1.0 / n - inv_radius
@@ -330,7 +332,7 @@ def project_ball_eig(h: Array, Q: Array, theta_tilde: Array, radius, num_iters: 
 
     mu0 = h_min * jnp.maximum(norm_tilde * inv_radius - 1.0, 0.0)
     mu, _ = jax.lax.scan(newton, mu0, None, length=num_iters)
-    return jnp.where(outside, _matvec(Q, c * h / (h + mu)), theta_tilde)
+    return jnp.where(outside, rounded_matvec(Q, c * h / (h + mu)), theta_tilde)
 
 
 def evaluate(theta: Array, hist: History, reg, loss: Loss) -> Point:
@@ -358,26 +360,26 @@ def add_row(point: Point, x, r, sigma, tau, loss: Loss) -> Point:
     dtype = point.theta.dtype
     x = jnp.asarray(x, dtype)
     sigma = jnp.asarray(sigma, dtype)
-    z = (jnp.asarray(r, dtype) - _dot(x, point.theta)) / sigma
+    z = (jnp.asarray(r, dtype) - rounded_dot(x, point.theta)) / sigma
     rho, d1, d2 = loss(z, jnp.asarray(tau, dtype))
     return Point(
         point.theta,
         point.value + rho,
-        point.grad - _rounded(x * (d1 / sigma)),
-        point.hess + _rounded((x[:, None] * x[None, :]) * (d2 / (sigma * sigma))),
+        point.grad - rounded(x * (d1 / sigma)),
+        point.hess + rounded((x[:, None] * x[None, :]) * (d2 / (sigma * sigma))),
     )
 
 
 def _direction(point: Point, reg, radius, projection_iters: int):
     """The projected-Newton target θ̄ and step Δ = θ̄ − θ at ``point``, and ‖Δ‖₂.
 
-    Batch-invariant: the products with Q and Qᵀ are :func:`_matvec`'s, and ``eigh`` on the CPU is one
+    Batch-invariant: the products with Q and Qᵀ are :func:`rounded_matvec`'s, and ``eigh`` on the CPU is one
     LAPACK call (syevd) per matrix, the same routine on the same bits alone or in a batch (checked bitwise
     on batches of 2–12 SPD matrices of d = 3, 10, 20, float32 and float64)."""
     H = point.hess
     h, Q = jnp.linalg.eigh(0.5 * (H + H.T))
     h = jnp.maximum(h, reg)  # H ⪰ reg·I exactly
-    newton_point = point.theta - _matvec(Q, _matvec(Q.T, point.grad) / h)
+    newton_point = point.theta - rounded_matvec(Q, rounded_matvec(Q.T, point.grad) / h)
     target = project_ball_eig(h, Q, newton_point, radius, projection_iters)
     delta = target - point.theta
     return target, delta, _norm(delta)
@@ -423,10 +425,10 @@ def solve(
 
     def body(c):
         accepted, passes, pt, target, delta, step, s, _, _ = c
-        trial = evaluate(pt.theta + _rounded(s * delta), hist, reg, loss)
+        trial = evaluate(pt.theta + rounded(s * delta), hist, reg, loss)
         # sufficient decrease, up to rounding in f (near the optimum the decrease is below it)
         ok = trial.value - pt.value <= (
-            _rounded(ARMIJO * s * _dot(pt.grad, delta)) + _rounded(slack * (jnp.abs(pt.value) + 1.0))
+            rounded(ARMIJO * s * rounded_dot(pt.grad, delta)) + rounded(slack * (jnp.abs(pt.value) + 1.0))
         )
         new_pt = jax.tree_util.tree_map(lambda a, b: jnp.where(ok, a, b), trial, pt)
         n_target, n_delta, n_step = _direction(new_pt, reg, radius, projection_iters)
