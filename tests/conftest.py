@@ -1,3 +1,7 @@
+import os
+import shutil
+import tempfile
+
 import jax
 import numpy as np
 import pytest
@@ -16,6 +20,21 @@ def pytest_addoption(parser):
         default=False,
         help="also run the tests marked slow (the README's test command and CI do)",
     )
+
+
+def pytest_configure(config):
+    """One persistent XLA compilation cache for the whole session: both xdist workers and every
+    subprocess a test starts (CLI, notebooks, README) compile many of the same programs, and a cached
+    executable is the one the compiler would have produced (the cache is keyed by the program, the
+    compile options and the versions). A fresh directory per session, so no run reuses an earlier one's."""
+    if not hasattr(config, "workerinput"):  # the controller; workers and subprocesses inherit the variable
+        os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxbandit-tests-xla-")
+    jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        shutil.rmtree(os.environ.get("JAX_COMPILATION_CACHE_DIR", ""), ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

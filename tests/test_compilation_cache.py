@@ -23,6 +23,7 @@ def test_second_process_loads_from_the_cache(tmp_path):
     cache = tmp_path / "xla"
     env = dict(os.environ)
     env.pop("JAX_ENABLE_X64", None)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)  # the test session's own shared cache (conftest)
     run = lambda: subprocess.run(
         [sys.executable, "-c", SCRIPT, str(cache)],
         env=env,
