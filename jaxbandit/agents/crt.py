@@ -121,7 +121,7 @@ registry.register(
         factory=crt,
         build=lambda p, h: crt(p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, beta_scale=h["beta_scale"]),
         theory=lambda p: {"beta_scale": 1.0},
-        grid={"beta_scale": (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0)},
+        grid={"beta_scale": registry.BETA_SCALES},
         cost="O(1)",
         knowledge=("eps", "nu", "S"),
         source="Medina & Yang 2016 (ICML), as in Xue et al. 2020's public code",

@@ -113,7 +113,7 @@ registry.register(
         factory=oful,
         build=lambda p, h: oful(p.horizon, p.dim, S=p.S, L=p.L, beta_scale=h["beta_scale"]),
         theory=lambda p: {"beta_scale": 1.0},
-        grid={"beta_scale": (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0)},
+        grid={"beta_scale": registry.BETA_SCALES},
         cost="O(1)",
         knowledge=("S", "L"),
         source="Abbasi-Yadkori, Pál & Szepesvári 2011, Theorem 2",

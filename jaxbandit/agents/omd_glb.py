@@ -151,7 +151,7 @@ registry.register(
         factory=omd_glb,
         build=lambda p, h: omd_glb(p.horizon, p.dim, S=p.S, L=p.L, beta_scale=h["beta_scale"]),
         theory=lambda p: {"beta_scale": 1.0},
-        grid={"beta_scale": (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0)},
+        grid={"beta_scale": registry.BETA_SCALES},
         cost="O(1)",
         knowledge=("S", "L"),
         source="Zhang, Xu, Zhao & Sugiyama 2025 (NeurIPS), Algorithm 1, identity link",

@@ -27,6 +27,8 @@ from ..core.types import Algorithm
 
 KNOWLEDGE = ("eps", "nu", "corruption", "S", "L")
 COSTS = ("O(1)", "O(t)")
+#: The default tuning grid of a confidence-radius scale, for algorithms whose only free constant it is.
+BETA_SCALES = (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0)
 
 
 class Problem(NamedTuple):
