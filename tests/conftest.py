@@ -71,3 +71,20 @@ def random_stream(seed, T, K, d, noise="t3"):
     else:
         eta = rng.normal(size=T)
     return th, X, eta
+
+
+def replay_run(alg, th, X, eta, budget, nus=None, key=0):
+    """(actions, per-round regrets) of ``alg`` on the given stream, replayed under the flip adversary
+    with budget ``budget`` — the run a float64 reference loop is compared with."""
+    import jaxbandit as jb
+
+    env = jb.envs.replay(theta_star=th, contexts=X, noise=eta, corruption=jb.corruption.flip(budget), nu=nus)
+    out = jb.simulate(alg, env, jax.random.key(key), horizon=X.shape[0])
+    return out.action, out.regret
+
+
+def assert_same_arms(got, want):
+    """The same arm in every round as the reference, and the same per-round regret to 1e-9."""
+    actions, regrets = got
+    np.testing.assert_array_equal(np.asarray(actions), want[0])
+    np.testing.assert_allclose(np.asarray(regrets), want[1], rtol=0, atol=1e-9)

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import reference_baselines as ref
-from conftest import random_stream
+from conftest import assert_same_arms, random_stream, replay_run
 from scipy.optimize import minimize
 
 import jaxbandit as jb
@@ -27,15 +27,6 @@ def _count(name):
     TRACES[name] = TRACES.get(name, 0) + 1
 
 
-def _replay(th, X, eta, budget, nus=None):
-    return jb.envs.replay(theta_star=th, contexts=X, noise=eta, corruption=jb.corruption.flip(budget), nu=nus)
-
-
-def _run(alg, th, X, eta, budget, nus=None):
-    out = jb.simulate(alg, _replay(th, X, eta, budget, nus), jax.random.key(0), horizon=X.shape[0])
-    return out.action, out.regret
-
-
 # One runner per code path; everything numeric is a traced argument.
 
 
@@ -43,39 +34,39 @@ def _run(alg, th, X, eta, budget, nus=None):
 def oful_theory(th, X, eta, budget, lam, S, L, R, delta, beta_scale, *, T):
     _count("oful_theory")
     alg = jb.oful(T, D, lam=lam, S=S, L=L, R=R, delta=delta, beta_scale=beta_scale)
-    return _run(alg, th, X, eta, budget)
+    return replay_run(alg, th, X, eta, budget)
 
 
 @functools.partial(jax.jit, static_argnames="T")
 def oful_const(th, X, eta, budget, lam, beta, *, T):
     _count("oful_const")
-    return _run(jb.oful(T, D, lam=lam, beta=beta), th, X, eta, budget)
+    return replay_run(jb.oful(T, D, lam=lam, beta=beta), th, X, eta, budget)
 
 
 @functools.partial(jax.jit, static_argnames="T")
 def cw_const(th, X, eta, budget, lam, beta, alpha, *, T):
     _count("cw_const")
-    return _run(jb.cw_oful(T, D, lam=lam, beta=beta, alpha=alpha), th, X, eta, budget)
+    return replay_run(jb.cw_oful(T, D, lam=lam, beta=beta, alpha=alpha), th, X, eta, budget)
 
 
 @functools.partial(jax.jit, static_argnames=("T", "known"))
 def cw_theory(th, X, eta, budget, C, R, lam, beta_scale, *, T, known):
     _count(f"cw_theory_{known}")
     alg = jb.cw_oful(T, D, corruption=C, known_corruption=known, R=R, lam=lam, beta_scale=beta_scale)
-    return _run(alg, th, X, eta, budget)
+    return replay_run(alg, th, X, eta, budget)
 
 
 @functools.partial(jax.jit, static_argnames="T")
 def heavy_const_nu(th, X, eta, budget, eps, nu, beta_scale, *, T):
     _count("heavy_const_nu")
-    return _run(jb.heavy_oful(T, D, eps=eps, nu=nu, beta_scale=beta_scale), th, X, eta, budget)
+    return replay_run(jb.heavy_oful(T, D, eps=eps, nu=nu, beta_scale=beta_scale), th, X, eta, budget)
 
 
 @functools.partial(jax.jit, static_argnames="T")
 def heavy_revealed(th, X, eta, nus, budget, eps, beta, lam, *, T):
     _count("heavy_revealed")
     alg = jb.heavy_oful(T, D, eps=eps, nu="revealed", beta=beta, lam=lam)
-    return _run(alg, th, X, eta, budget, nus)
+    return replay_run(alg, th, X, eta, budget, nus)
 
 
 @functools.partial(jax.jit, static_argnames=("T", "constants"))
@@ -86,19 +77,13 @@ def gada(th, X, eta, budget, nu, C, beta_scale, *, T, constants):
     alg = jb.gadaoful(
         T, D, nu=nu, corruption=C, constants=constants, beta_scale=beta_scale, arm_rule="ellipsoid"
     )
-    return _run(alg, th, X, eta, budget)
+    return replay_run(alg, th, X, eta, budget)
 
 
 @functools.partial(jax.jit, static_argnames=("T", "arm_rule"))
 def gada_identity(th, X, eta, budget, beta, *, T, arm_rule):
     alg = jb.gadaoful(T, D, nu=1.0, corruption=0.0, constants="public_identity", beta=beta, arm_rule=arm_rule)
-    return _run(alg, th, X, eta, budget)
-
-
-def _check(got, want):
-    actions, regrets = got
-    np.testing.assert_array_equal(np.asarray(actions), want[0])
-    np.testing.assert_allclose(np.asarray(regrets), want[1], rtol=0, atol=1e-9)
+    return replay_run(alg, th, X, eta, budget)
 
 
 def _stream(seed, T, noise="t3", norm=1.0):
@@ -129,20 +114,20 @@ def test_oful_theory_radius_matches_reference(x64, kw):
     got = oful_theory(
         th, X, eta, budget, kw["lam"], kw["S"], kw["L"], kw["R"], delta, kw["beta_scale"], T=T_RIDGE
     )
-    _check(got, ref.oful(th, X, eta, budget=budget, **kw))
+    assert_same_arms(got, ref.oful(th, X, eta, budget=budget, **kw))
 
 
 def test_oful_default_delta_is_one_over_T(x64):
     th, X, eta = _stream(22, 100)
-    got = _run(jb.oful(100, D, R=0.5), th, X, eta, 0.0)
-    _check(got, ref.oful(th, X, eta, R=0.5, delta=1.0 / 100))
+    got = replay_run(jb.oful(100, D, R=0.5), th, X, eta, 0.0)
+    assert_same_arms(got, ref.oful(th, X, eta, R=0.5, delta=1.0 / 100))
 
 
 @pytest.mark.parametrize("lam, beta, budget", [(1.0, 1.0, 0.0), (0.5, 2.0, 50.0), (3.0, 0.0, 0.0)])
 def test_oful_constant_radius_matches_reference(x64, lam, beta, budget):
     th, X, eta = _stream(23, T_RIDGE)
     got = oful_const(th, X, eta, budget, lam, beta, T=T_RIDGE)
-    _check(got, ref.cw_oful(th, X, eta, lam=lam, beta=beta, alpha=np.inf, budget=budget))
+    assert_same_arms(got, ref.cw_oful(th, X, eta, lam=lam, beta=beta, alpha=np.inf, budget=budget))
 
 
 @pytest.mark.parametrize(
@@ -157,7 +142,7 @@ def test_oful_constant_radius_matches_reference(x64, lam, beta, budget):
 def test_cw_oful_constants_match_reference(x64, lam, beta, alpha, budget, noise):
     th, X, eta = _stream(24, T_RIDGE, noise)
     got = cw_const(th, X, eta, budget, lam, beta, alpha, T=T_RIDGE)
-    _check(got, ref.cw_oful(th, X, eta, lam=lam, beta=beta, alpha=alpha, budget=budget))
+    assert_same_arms(got, ref.cw_oful(th, X, eta, lam=lam, beta=beta, alpha=alpha, budget=budget))
 
 
 @pytest.mark.parametrize(
@@ -172,7 +157,7 @@ def test_cw_oful_constants_match_reference(x64, lam, beta, alpha, budget, noise)
 def test_cw_oful_theory_constants_match_reference(x64, C, budget, known, R, lam, beta_scale):
     th, X, eta = _stream(25, T_RIDGE)
     got = cw_theory(th, X, eta, budget, C, R, lam, beta_scale, T=T_RIDGE, known=known)
-    _check(
+    assert_same_arms(
         got,
         ref.cw_oful_theory(th, X, eta, C=C, known=known, R=R, lam=lam, beta_scale=beta_scale, budget=budget),
     )
@@ -180,8 +165,8 @@ def test_cw_oful_theory_constants_match_reference(x64, C, budget, known, R, lam,
 
 def test_cw_oful_unknown_corruption_defaults_to_sqrt_T(x64):
     th, X, eta = _stream(26, 200)
-    got = _run(jb.cw_oful(200, D), th, X, eta, 30.0)
-    _check(got, ref.cw_oful_theory(th, X, eta, C=None, known=False, budget=30.0))
+    got = replay_run(jb.cw_oful(200, D), th, X, eta, 30.0)
+    assert_same_arms(got, ref.cw_oful_theory(th, X, eta, C=None, known=False, budget=30.0))
 
 
 def test_cw_oful_weights_use_the_gram_matrix_before_the_update(x64):
@@ -329,7 +314,7 @@ T_ROBUST = 200
 def test_heavy_oful_matches_reference(x64, eps, nu, beta_scale, noise, budget):
     th, X, eta = _stream(31, T_ROBUST, noise, norm=0.6)
     got = heavy_const_nu(th, X, eta, budget, eps, nu, beta_scale, T=T_ROBUST)
-    _check(got, ref.heavy_oful(th, X, eta, eps=eps, nu=nu, beta_scale=beta_scale, budget=budget))
+    assert_same_arms(got, ref.heavy_oful(th, X, eta, eps=eps, nu=nu, beta_scale=beta_scale, budget=budget))
 
 
 def test_heavy_oful_revealed_nu_matches_reference(x64):
@@ -337,7 +322,9 @@ def test_heavy_oful_revealed_nu_matches_reference(x64):
     nus = np.exp(np.random.default_rng(3).uniform(-1.0, 1.0, size=T_ROBUST))
     eta = eta * nus
     got = heavy_revealed(th, X, eta, nus, 10.0, 0.8, 1.0, 2.0, T=T_ROBUST)
-    _check(got, ref.heavy_oful(th, X, eta, eps=0.8, nu=None, nus=nus, beta=1.0, lam=2.0, budget=10.0))
+    assert_same_arms(
+        got, ref.heavy_oful(th, X, eta, eps=0.8, nu=None, nus=nus, beta=1.0, lam=2.0, budget=10.0)
+    )
 
 
 @pytest.mark.parametrize(
@@ -351,7 +338,7 @@ def test_heavy_oful_revealed_nu_matches_reference(x64):
 def test_gadaoful_matches_reference(x64, constants, nu, C, beta_scale, budget):
     th, X, eta = _stream(33, T_ROBUST, norm=0.6)
     got = gada(th, X, eta, budget, nu, C, beta_scale, T=T_ROBUST, constants=constants)
-    _check(
+    assert_same_arms(
         got,
         ref.gadaoful(
             th,
@@ -388,7 +375,7 @@ def test_gadaoful_ellipsoid_ball_rule_matches_the_authors_slsqp_rule(x64):
         budget=5.0,
         arm_rule="ellipsoid_ball",
     )
-    _check(got, want)
+    assert_same_arms(got, want)
     ellipsoid_only = gada_identity(th, X, eta, 5.0, 6.0, T=T, arm_rule="ellipsoid")
     assert np.sum(np.asarray(ellipsoid_only[0]) != want[0]) >= 5
 

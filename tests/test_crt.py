@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import reference_baselines as ref
-from conftest import random_stream
+from conftest import assert_same_arms, random_stream, replay_run
 
 import jaxbandit as jb
 
@@ -27,9 +27,7 @@ def _run(th, X, noise, budget, eps, nu, lam, S, delta, beta_scale, beta, *, T, c
         beta_scale=beta_scale,
         beta=beta if constant else None,
     )
-    env = jb.envs.replay(theta_star=th, contexts=X, noise=noise, corruption=jb.corruption.flip(budget))
-    out = jb.simulate(alg, env, jax.random.key(0), horizon=T)
-    return out.action, out.regret
+    return replay_run(alg, th, X, noise, budget)
 
 
 CASES = [  # eps, nu, lam, S, delta, beta_scale, beta, budget, noise
@@ -51,8 +49,7 @@ def test_matches_the_float64_reference_every_round(x64, case):
     want = ref.crt(
         th, X, eta, eps=eps, nu=nu, lam=lam, S=S, delta=delta, beta=beta, beta_scale=beta_scale, budget=budget
     )
-    np.testing.assert_array_equal(np.asarray(got[0]), want[0])
-    np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=0, atol=1e-9)
+    assert_same_arms(got, want)
 
 
 def test_truncation_zeroes_large_rewards_and_keeps_small_ones(x64):

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import reference_baselines as ref
-from conftest import random_stream
+from conftest import assert_same_arms, random_stream, replay_run
 from scipy import stats
 
 import jaxbandit as jb
@@ -37,9 +37,7 @@ def _layers(seed, T):
 @functools.partial(jax.jit, static_argnames="T")
 def _run(th, X, noise, budget, lam, S, L, R, beta_scale, delta, *, T):
     alg = jb.multilayer_oful(T, D, lam=lam, S=S, L=L, R=R, beta_scale=beta_scale, delta=delta)
-    env = jb.envs.replay(theta_star=th, contexts=X, noise=noise, corruption=jb.corruption.flip(budget))
-    out = jb.simulate(alg, env, jax.random.key(5), horizon=T)
-    return out.action, out.regret
+    return replay_run(alg, th, X, noise, budget, key=5)
 
 
 CASES = [  # lam, S, L, R, beta_scale, delta, budget, noise
@@ -59,8 +57,7 @@ def test_matches_the_float64_reference_every_round(x64, case):
     want = ref.multilayer_oful(
         th, X, eta, layers, lam=lam, S=S, L=L, R=R, beta_scale=beta_scale, delta=delta, budget=budget
     )
-    np.testing.assert_array_equal(np.asarray(got[0]), want[0])
-    np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=0, atol=1e-9)
+    assert_same_arms(got, want)
 
 
 def test_layers_are_drawn_with_probability_two_to_minus_ell():

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import reference_baselines as ref
-from conftest import random_stream
+from conftest import assert_same_arms, random_stream, replay_run
 
 import jaxbandit as jb
 
@@ -31,9 +31,7 @@ def _run(th, X, eta_noise, budget, lam, eta, sigma, S, L, delta, beta_scale, bet
         beta_scale=beta_scale,
         beta=beta if constant else None,
     )
-    env = jb.envs.replay(theta_star=th, contexts=X, noise=eta_noise, corruption=jb.corruption.flip(budget))
-    out = jb.simulate(alg, env, jax.random.key(0), horizon=T)
-    return out.action, out.regret
+    return replay_run(alg, th, X, eta_noise, budget)
 
 
 CASES = [  # lam, eta, sigma, S, L, delta, beta_scale, beta, budget, noise, theta norm
@@ -71,8 +69,7 @@ def test_matches_the_float64_reference_every_round(x64, case):
         beta_scale=beta_scale,
         budget=budget,
     )
-    np.testing.assert_array_equal(np.asarray(got[0]), want[0])
-    np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=0, atol=1e-9)
+    assert_same_arms(got, want)
 
 
 def test_new_hyperparameter_values_do_not_recompile(x64):

@@ -36,12 +36,17 @@ def test_same_bits_with_and_without_options_and_inside_a_users_jit(monkeypatch):
     monkeypatch.delenv("JAXBANDIT_COMMAND_BUFFERS")
     # Concrete arguments inside a user's jit: XLA takes options only at the top level, so none are set.
     nested = jax.jit(lambda: jb.simulate(alg, env, 3, horizon=T))()
+    # A concrete key closed over by a user's jit: no traced argument, so the library first tries its
+    # options, XLA refuses them below the top level, and the plain program runs.
+    key = jax.random.key(3)
+    closed_over = jax.jit(lambda: jb.simulate(alg, env, key, horizon=T))()
     # Traced arguments (vmap under jit).
     batched = jax.jit(jax.vmap(lambda k: jb.simulate(alg, env, k, horizon=T)))(jnp.stack([jax.random.key(3)]))
     for field in with_options._fields:
         a = np.asarray(getattr(with_options, field))
         np.testing.assert_array_equal(a, np.asarray(getattr(plain, field)))
         np.testing.assert_array_equal(a, np.asarray(getattr(nested, field)))
+        np.testing.assert_array_equal(a, np.asarray(getattr(closed_over, field)))
         np.testing.assert_array_equal(a, np.asarray(getattr(batched, field))[0])
 
 
