@@ -190,8 +190,8 @@ def test_state_stays_finite_under_extreme_input(alg_name):
 
     state, traj = run(etas, budgets, Cs)
     for i, (label, *_rest) in enumerate(SCENARIOS):
-        for field, leaf in zip(state._fields, state):
-            assert np.all(np.isfinite(np.asarray(leaf[i]))), (alg_name, label, field)
+        for path, leaf in jax.tree_util.tree_leaves_with_path(state):  # nested states too (TOFU's history)
+            assert np.all(np.isfinite(np.asarray(leaf[i]))), (alg_name, label, jax.tree_util.keystr(path))
         assert np.all(np.isfinite(np.asarray(traj.regret[i]))), (alg_name, label)
         assert np.all(np.asarray(traj.regret[i]) >= 0)
         theta = getattr(state, "theta", None)

@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import reference_baselines as ref
-from conftest import random_stream
+from conftest import assert_same_arms, random_stream, replay_run
 
 import jaxbandit as jb
 from jaxbandit.agents import robust_regression as rr
@@ -30,9 +30,7 @@ def _run(th, X, noise, budget, eps, nu, lam, S, delta, beta_scale, beta, *, T, c
         beta_scale=beta_scale,
         beta=beta if constant else None,
     )
-    env = jb.envs.replay(theta_star=th, contexts=X, noise=noise, corruption=jb.corruption.flip(budget))
-    out = jb.simulate(alg, env, jax.random.key(0), horizon=T)
-    return out.action, out.regret
+    return replay_run(alg, th, X, noise, budget)
 
 
 CASES = [  # eps, nu, lam, S, delta, beta_scale, beta, budget, noise
@@ -54,8 +52,7 @@ def test_matches_the_float64_reference_every_round(x64, case):
     want = ref.tofu(
         th, X, eta, eps=eps, nu=nu, lam=lam, S=S, delta=delta, beta=beta, beta_scale=beta_scale, budget=budget
     )
-    np.testing.assert_array_equal(np.asarray(got[0]), want[0])
-    np.testing.assert_allclose(np.asarray(got[1]), want[1], rtol=0, atol=1e-9)
+    assert_same_arms(got, want)
 
 
 def test_whitened_truncated_sum_over_several_blocks(x64):
@@ -66,9 +63,8 @@ def test_whitened_truncated_sum_over_several_blocks(x64):
     y = rng.standard_t(2.0, size=n)
     V = np.eye(d) + X.T @ X
     hist = rr.empty_history(n + 100, d, jnp.float64)
-    Xb = hist.X.at[:n].set(X)
-    yb = hist.r.at[:n].set(y)
-    R, u = whitened_truncated_sum(jnp.asarray(np.linalg.inv(V)), Xb, yb, jnp.int32(n), jnp.float64(0.05))
+    hist = hist._replace(X=hist.X.at[:n].set(X), r=hist.r.at[:n].set(y), filled=jnp.int32(n))
+    R, u = whitened_truncated_sum(jnp.asarray(np.linalg.inv(V)), hist, jnp.float64(0.05))
     w, Q = np.linalg.eigh(V)
     R_want = Q @ np.diag(w**-0.5) @ Q.T
     M = R_want @ X.T

@@ -36,13 +36,12 @@ Array = jax.Array
 
 
 class TOFUState(NamedTuple):
-    """State after t rounds: V_t⁻¹ `[d, d]`, θ̂_t `[d]`, the history (X `[N, d]`, y `[N]`) and t."""
+    """State after t rounds: V_t⁻¹ `[d, d]`, θ̂_t `[d]` and the history (rewards y_s in ``hist.r``, σ and
+    τ unused; t = ``hist.filled``)."""
 
     V_inv: Array
     theta: Array
-    X_hist: Array
-    y_hist: Array
-    t: Array
+    hist: rr.History
 
 
 def tofu_radius(t, *, dim, horizon, eps, nu, lam, S, delta):
@@ -55,14 +54,13 @@ def tofu_radius(t, *, dim, horizon, eps, nu, lam, S, delta):
     return scale * growth + jnp.sqrt(as_float(lam)) * as_float(S)
 
 
-def whitened_truncated_sum(V_inv: Array, X_hist: Array, y_hist: Array, filled: Array, threshold: Array):
-    """(V^{−1/2}, u) with u_i = Σ_s M_is y_s 1{|y_s M_is| ≤ b}, M = V^{−1/2}Xᵀ over the ``filled`` rows."""
+def whitened_truncated_sum(V_inv: Array, hist: rr.History, threshold: Array):
+    """(V^{−1/2}, u) with u_i = Σ_s M_is y_s 1{|y_s M_is| ≤ b}, M = V^{−1/2}Xᵀ over the filled rows."""
     w, Q = jnp.linalg.eigh(V_inv)  # V^{-1} = Q diag(w) Qᵀ, so V^{-1/2} = Q diag(√w) Qᵀ
     B = Q * jnp.sqrt(jnp.maximum(w, 0.0))[None, :]
     R = rr.rounded_dot(Q[:, None, :], B[None, :, :])  # R_ij = Σ_k B_ik Q_jk, fixed order
     R = 0.5 * (R + R.T)
-    hist = rr.History(X_hist, y_hist, y_hist, y_hist, filled)
-    block = min(rr.BLOCK, y_hist.shape[0])
+    block = min(rr.BLOCK, hist.r.shape[0])
 
     def body(i, u):
         X, y, _, _, mask = rr.block_rows(hist, i, block)
@@ -109,27 +107,24 @@ def tofu(
 
     def init() -> TOFUState:
         dtype = float_dtype()
-        hist = rr.empty_history(horizon, dim, dtype)
         return TOFUState(
             V_inv=(jnp.eye(dim, dtype=dtype) / lam_).astype(dtype),
             theta=jnp.zeros(dim, dtype),
-            X_hist=hist.X,
-            y_hist=hist.r,
-            t=jnp.zeros((), jnp.int32),
+            hist=rr.empty_history(horizon, dim, dtype),
         )
 
     def select(state: TOFUState, contexts: Array) -> Array:
-        return select_ucb(contexts, state.theta, state.V_inv, radius(state.t).astype(state.theta.dtype))
+        beta_t = radius(state.hist.filled).astype(state.theta.dtype)
+        return select_ucb(contexts, state.theta, state.V_inv, beta_t)
 
     def update(state: TOFUState, x: Array, reward: Array, nu_t: Array) -> TOFUState:
         dtype = state.theta.dtype
-        t = state.t + 1
-        X_hist = state.X_hist.at[state.t].set(x.astype(dtype))
-        y_hist = state.y_hist.at[state.t].set(clamp_reward(reward, dtype))
-        V_inv = sherman_morrison(state.V_inv, x, jnp.ones((), dtype))
-        threshold = (threshold_scale * jnp.power(as_float(t), growth_power)).astype(dtype)  # b_t
-        R, u = whitened_truncated_sum(V_inv, X_hist, y_hist, t, threshold)
-        return TOFUState(V_inv=V_inv, theta=matvec(R, u), X_hist=X_hist, y_hist=y_hist, t=t)
+        one = jnp.ones((), dtype)
+        hist = rr.append(state.hist, x, clamp_reward(reward, dtype), one, one)
+        V_inv = sherman_morrison(state.V_inv, x, one)
+        threshold = (threshold_scale * jnp.power(as_float(hist.filled), growth_power)).astype(dtype)  # b_t
+        R, u = whitened_truncated_sum(V_inv, hist, threshold)
+        return TOFUState(V_inv=V_inv, theta=matvec(R, u), hist=hist)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
 
