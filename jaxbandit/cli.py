@@ -5,7 +5,9 @@
 - ``python -m jaxbandit figure1 [--horizon T] [--seeds N] [--out DIR] [--constants theory|tuned|both]
   [--baselines]``: the paper's Figure 1 (``jaxbandit.experiments.figure1.run``);
 - ``python -m jaxbandit tune-figure1 --out FILE [--horizon T] [--seeds N] [--baselines]``: tune the
-  constants ``figure1 --constants tuned --tuned-file FILE`` reads (``jaxbandit.experiments.figure1.tune``).
+  constants ``figure1 --constants tuned --tuned-file FILE`` reads (``jaxbandit.experiments.figure1.tune``);
+- ``python -m jaxbandit bench [--quick] [--out DIR] [--algorithms ...] [--device gpu] [--resume]``: the
+  robustness benchmark (``jaxbandit.experiments.bench``).
 
 Every ``ValueError`` from bad input, and every argument error, becomes a one-line ``error: ...``
 message and exit status 2.
@@ -71,7 +73,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_figure1_parser(sub)
     _add_tune_parser(sub)
+    _add_bench_parser(sub)
     return parser
+
+
+def _add_bench_parser(sub) -> None:
+    bench = sub.add_parser(
+        "bench",
+        help="the robustness benchmark: every algorithm x adversary x noise x C x eps x seeds",
+        description="Every registered algorithm against every adversary (none, flip, flip_rounds, "
+        "random_sign, targeted) at a grid of C, and every noise family (gaussian, student_t, pareto, "
+        "empirical S&P 500 returns) at a grid of eps, with theory constants and with constants tuned on "
+        "disjoint seeds over all scenarios together. Writes results (.npz, and .nc with xarray), "
+        "report.md and figures to --out.",
+    )
+    bench.add_argument("--quick", action="store_true", help="the small configuration (minutes on a CPU)")
+    bench.add_argument("--out", type=Path, default=Path("out/bench"), help="output directory")
+    bench.add_argument(
+        "--algorithms", nargs="+", default=None, metavar="NAME", help="default: all registered"
+    )
+    bench.add_argument("--adversaries", nargs="+", default=None, metavar="NAME", help="default: all")
+    bench.add_argument("--noises", nargs="+", default=None, metavar="NAME", help="default: all")
+    bench.add_argument("--horizon", type=_positive_int, default=None, help="rounds T (quick 500, full 5000)")
+    bench.add_argument("--seeds", type=_positive_int, default=None, help="reported seeds 0..N-1 (5 / 20)")
+    bench.add_argument("--tune-seeds", type=_positive_int, default=None, help="tuning seeds 1000.. (3 / 5)")
+    bench.add_argument(
+        "--device", default=None, help="a JAX backend to run on: cpu, gpu, tpu (default: JAX's)"
+    )
+    bench.add_argument("--resume", action="store_true", help="continue the benchmark in --out")
+    bench.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
 
 
 def _method_labels(names) -> str:
@@ -215,6 +245,24 @@ def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
     return out
 
 
+def run_bench_command(args) -> None:
+    from jaxbandit.experiments import bench
+
+    settings = bench.make_settings(
+        quick=args.quick,
+        algorithms=args.algorithms,
+        adversaries=bench.ADVERSARIES if args.adversaries is None else args.adversaries,
+        noises=bench.NOISES if args.noises is None else args.noises,
+        horizon=args.horizon,
+        seeds=args.seeds,
+        tune_seeds=args.tune_seeds,
+    )
+    devices = bench.backend_devices(args.device)
+    bench.run_bench(settings, args.out, resume=args.resume, progress=args.progress, devices=devices)
+    print(f"wrote {args.out / 'report.md'}, {args.out / 'results.npz'} and the figures")
+    print((args.out / "report.md").read_text().split("## Robustness frontier")[0])
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -256,6 +304,8 @@ def main(argv=None) -> int:
                 progress=args.progress,
                 command=command,
             )
+        elif args.command == "bench":
+            run_bench_command(args)
         return 0
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -147,6 +147,22 @@ def check_int(name: str, value, low: int = 1) -> int:
     return int(value)
 
 
+def check_choice(name: str, options, index) -> list:
+    """``options`` as a non-empty list, and a concrete ``index`` checked to pick one of them (a traced
+    index is checked at its grid values by the sweep's validation of the factories)."""
+    options = list(options)
+    if not options:
+        raise ValueError(f"{name}=[] is invalid: give at least one to choose from")
+    if not is_traced(index):
+        i = np.asarray(index, np.float64)
+        if i.ndim != 0 or not float(i).is_integer() or not 0 <= float(i) < len(options):
+            raise ValueError(
+                f"index={_short(index)} is invalid: it must be an integer in [0, {len(options) - 1}] "
+                f"(one of the {len(options)} {name})"
+            )
+    return options
+
+
 def check_whole(name: str, value, *, allow_inf=True):
     """A count ≥ 0 that may be a float (``inf`` allowed): concrete values must be whole numbers."""
     check_nonnegative(name, value, allow_inf=allow_inf, required=True)

@@ -21,7 +21,16 @@ from ..core.types import Adversary, AdversaryView
 
 Array = jax.Array
 
-__all__ = ["Adversary", "AdversaryView", "flip", "flip_rounds", "none", "random_sign", "targeted"]
+__all__ = [
+    "Adversary",
+    "AdversaryView",
+    "flip",
+    "flip_rounds",
+    "none",
+    "random_sign",
+    "select",
+    "targeted",
+]
 
 
 def _nothing_spent() -> Array:
@@ -144,3 +153,30 @@ def targeted(budget: ArrayLike, *, target: ArrayLike | None = None) -> Adversary
         return c, spent + jnp.abs(c)
 
     return Adversary("targeted", _nothing_spent, corrupt, budget=lambda: C)
+
+
+def select(adversaries, index) -> Adversary:
+    """The adversary ``adversaries[index]`` for a possibly traced ``index`` (a ``jb.sweep`` grid axis, so
+    one compiled sweep covers several attacks).
+
+    Every adversary keeps its own state and sees every round, and the chosen one's c_t is added; its
+    c_t sequence is bitwise the one it would produce alone (the others' states never feed back). The
+    declared ``budget`` is the chosen one's when every adversary declares one (else none is declared).
+    """
+    adversaries = V.check_choice("adversaries", adversaries, index)
+    i = jnp.round(jnp.asarray(index)).astype(jnp.int32)
+
+    def init():
+        return tuple(a.init() for a in adversaries)
+
+    def corrupt(states, view: AdversaryView):
+        outs = [a.corrupt(s, view) for a, s in zip(adversaries, states)]
+        return jnp.stack([as_float(c) for c, _ in outs])[i], tuple(s for _, s in outs)
+
+    budget = None
+    if all(a.budget is not None for a in adversaries):
+
+        def budget():
+            return jnp.stack([as_float(a.budget()) for a in adversaries])[i]
+
+    return Adversary(" | ".join(a.name for a in adversaries), init, corrupt, budget)

@@ -380,6 +380,39 @@ def heteroscedastic(base: NoiseFamily, low=0.5, high=2.0, schedule=None) -> Nois
     return NoiseFamily(f"heteroscedastic({base.name})", sample, base.moment_bound, base.max_order)
 
 
+def _bound_or_nan(family: NoiseFamily, eps) -> Array:
+    """``family.moment_bound(eps)``, NaN where that moment is infinite (a family not chosen)."""
+    try:
+        return as_float(family.moment_bound(eps))
+    except ValueError:
+        return jnp.full(jnp.shape(eps), jnp.nan, float_dtype())
+
+
+def select(families, index) -> NoiseFamily:
+    """The family ``families[index]`` for a possibly traced ``index`` (a ``jb.sweep`` grid axis).
+
+    Every family draws from the same key and the chosen draw is kept, so the noise is exactly that
+    family's (bitwise ``families[i].sample(key, t)``); the cost is one draw of each family per round.
+    ``moment_bound`` and ``max_order`` are the chosen family's (an order at which a family not chosen
+    has no finite moment does not raise).
+    """
+    families = V.check_choice("families", families, index)
+    i = jnp.round(jnp.asarray(index)).astype(jnp.int32)
+
+    def sample(key, t):
+        draws = [f.sample(key, t) for f in families]
+        return jnp.stack([d[0] for d in draws])[i], jnp.stack([d[1] for d in draws])[i]
+
+    def moment_bound(eps):
+        if not V.is_traced(index):
+            return families[int(index)].moment_bound(eps)
+        return jnp.stack([_bound_or_nan(f, eps) for f in families])[i]
+
+    orders = [float(f.max_order) for f in families]
+    max_order = as_float(orders)[i] if V.is_traced(index) else orders[int(index)]
+    return NoiseFamily(" | ".join(f.name for f in families), sample, moment_bound, max_order)
+
+
 __all__ = [
     "NoiseFamily",
     "empirical",
@@ -387,6 +420,7 @@ __all__ = [
     "heteroscedastic",
     "pareto",
     "raw_pareto_moment_bound",
+    "select",
     "student_t",
     "symmetric_pareto",
 ]

@@ -203,8 +203,32 @@ def tune(
         record=[horizon],
         **sweep_options,
     )
-    res.meta.update(tuning=True, objective=objective, over=list(over))
-    final, dims = _seed_last(res)  # [*grid, seed, 1]
+    return choose(res, over=over, objective=objective)
+
+
+def choose(result: SweepResult, *, over: Sequence[str] = (), objective: str = "final_regret") -> TuneResult:
+    """The best grid point of a finished sweep: what :func:`tune` returns after its own sweep.
+
+    ``result``: a :class:`SweepResult` of one algorithm (no ``algorithm`` axis) over grid axes, ``seed``
+    and ``round``, run on the tuning seeds; the objective is read at its last recorded round. ``over``:
+    the scenario axes averaged over (see :func:`tune`); every other grid axis is tuned.
+    """
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective={objective!r} is invalid: valid objectives are {OBJECTIVES}")
+    over = (over,) if isinstance(over, str) else tuple(over)
+    grid_axes = tuple(d for d in result.dims if d not in ("seed", "round"))
+    if "algorithm" in grid_axes:
+        raise ValueError("result has an 'algorithm' axis: choose a setting for one algorithm at a time")
+    for name in over:
+        if name not in grid_axes:
+            raise ValueError(f"over contains {name!r}, which is not a grid axis; grid axes: {grid_axes}")
+    tuned_axes = tuple(n for n in grid_axes if n not in over)
+    if not tuned_axes:
+        raise ValueError(
+            f"over={over!r} covers every grid axis: leave at least one axis of {grid_axes} to tune"
+        )
+    result.meta.update(tuning=True, objective=objective, over=list(over))
+    final, dims = _seed_last(result)  # [*grid, seed, rounds]
     final = final[..., -1]
     scenario = tuple(dims.index(n) for n in over)
     per_seed = final.mean(axis=scenario) if scenario else final  # [*tuned, seed]
@@ -213,7 +237,7 @@ def tune(
     if np.all(np.isnan(mean)):
         raise ValueError("every grid point gave NaN regret: nothing to choose; check the grid's ranges")
     idx = np.unravel_index(int(np.argmin(ranked)), mean.shape)
-    coords = {a: np.asarray(res.coords[a]) for a in tuned_axes}
+    coords = {a: np.asarray(result.coords[a]) for a in tuned_axes}
     best = {a: float(coords[a][i]) for a, i in zip(tuned_axes, idx)}
     for a, i in zip(tuned_axes, idx):
         values = coords[a]
@@ -222,7 +246,7 @@ def tune(
             warnings.warn(
                 f"tune: the best {a}={best[a]:g} is the {side} value in grid[{a!r}]; the "
                 f"optimum may lie outside the grid — extend grid[{a!r}]",
-                stacklevel=2,
+                stacklevel=3,
             )
     return TuneResult(
         best=best,
@@ -231,7 +255,7 @@ def tune(
         mean=mean,
         stderr=se,
         over=over,
-        seeds=seed_ids,
+        seeds=np.asarray(result.coords["seed"]),
         objective=objective,
-        result=res,
+        result=result,
     )

@@ -76,23 +76,10 @@ def pick(values, i) -> jax.Array:
 
 def selected_noise(setting) -> NoiseFamily:
     """The noise family of setting ``setting`` (0: Student-t(3), 1: centred Pareto(1.5, 1)), possibly
-    traced: both families draw from the same key and one draw is kept, so the stream is exactly that
-    family's."""
+    traced (``jb.noise.select``: the stream is exactly that family's)."""
     if not V.is_traced(setting) and (np.ndim(setting) != 0 or float(setting) not in (0.0, 1.0)):
         raise ValueError(f"index={setting!r} is invalid: it must be 0 (Student-t(3)) or 1 (Pareto(1.5, 1))")
-    families = (jb.noise.student_t(3.0), jb.noise.pareto(1.5, 1.0))
-    i = index(setting)
-
-    def sample(key, t):
-        draws = [f.sample(key, t) for f in families]
-        return (jnp.stack([d[0] for d in draws])[i], jnp.stack([d[1] for d in draws])[i])
-
-    def moment_bound(eps):
-        return jnp.stack([f.moment_bound(eps) for f in families])[i]
-
-    orders = [float(f.max_order) for f in families]
-    max_order = pick(orders, i) if V.is_traced(setting) else orders[int(setting)]
-    return NoiseFamily("student_t(df=3) | pareto(shape=1.5)", sample, moment_bound, max_order)
+    return jb.noise.select((jb.noise.student_t(3.0), jb.noise.pareto(1.5, 1.0)), setting)
 
 
 def environment(p) -> jb.Environment:

@@ -1,0 +1,39 @@
+"""The robustness benchmark (``python -m jaxbandit bench``): every registered algorithm × adversary ×
+noise family × C × ε × seeds, with theory constants and constants tuned on disjoint seeds over all
+scenarios together; a report ranks them and draws the robustness frontier."""
+
+from .report import markdown, write_report
+from .run import backend_devices, combine, run_algorithm, run_bench, save_results, to_dataset
+from .settings import (
+    ADVERSARIES,
+    NOISES,
+    Attack,
+    BenchSettings,
+    NoiseSetting,
+    attacks,
+    environment_factory,
+    make_settings,
+    noise_settings,
+    scenarios,
+)
+
+__all__ = [
+    "ADVERSARIES",
+    "NOISES",
+    "Attack",
+    "BenchSettings",
+    "NoiseSetting",
+    "attacks",
+    "backend_devices",
+    "combine",
+    "environment_factory",
+    "make_settings",
+    "markdown",
+    "noise_settings",
+    "run_algorithm",
+    "run_bench",
+    "save_results",
+    "scenarios",
+    "to_dataset",
+    "write_report",
+]

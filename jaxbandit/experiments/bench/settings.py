@@ -1,0 +1,247 @@
+"""The benchmark's scenarios: noise settings (a family and the moment order ε the learners are told),
+attacks (an adversary and its corruption level C), the quick and full configurations, and the one
+environment factory every algorithm's sweep traces.
+
+Noise settings and attacks are indices into the lists below, so each is one traced grid axis: the
+noise axis changes the stream (each seed's θ*, contexts and η_t are drawn once per noise setting and
+shared by every attack and constant), the attack axis only the adversary.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import jax
+import numpy as np
+
+import jaxbandit as jb
+
+from ...agents.registry import Problem
+from ...core.dtypes import as_float
+
+DIM, NUM_ARMS = 10, 20
+#: Every adversary of the benchmark; ``none`` is the C = 0 scenario of every other one.
+ADVERSARIES = ("none", "flip", "flip_rounds", "random_sign", "targeted")
+#: Noise families; each heavy-tailed one is run at every ε of the grid with the tail as heavy as that
+#: ε allows (Student-t with df = 2 + ε, centred Pareto with shape 1.1 + ε: the (1+ε)-moment is finite
+#: and the next moments are not; ε = 1 gives the paper's t₃, ε = 0.4 its Pareto(1.5)).
+NOISES = ("gaussian", "student_t", "pareto", "empirical")
+#: Families with every moment finite are run at ε = 1 only (the variance case).
+LIGHT_NOISES = ("gaussian", "empirical")
+CONSTANTS = ("theory", "tuned")
+
+
+class NoiseSetting(NamedTuple):
+    """One value of the noise axis: a family, the ε the learners are told and the family's ν there."""
+
+    name: str  # e.g. "student_t(ε=0.5)"
+    family: str  # one of NOISES
+    eps: float
+    nu: float
+    description: str
+
+
+class Attack(NamedTuple):
+    """One value of the attack axis: an adversary and its level C (the learners are told C)."""
+
+    name: str  # e.g. "flip C=100"
+    adversary: str  # one of ADVERSARIES
+    C: float
+
+
+class BenchSettings(NamedTuple):
+    """Everything a benchmark's numbers depend on (stored with the results; resuming requires equality)."""
+
+    horizon: int
+    seeds: tuple[int, ...]
+    tune_seeds: tuple[int, ...]
+    algorithms: tuple[str, ...]
+    adversaries: tuple[str, ...]
+    noises: tuple[str, ...]
+    eps_grid: tuple[float, ...]
+    C_grid: tuple[float, ...]
+    record_points: int
+    coarse_tuning: bool  # tune on every other value of each axis of the registry's grid (quick)
+
+    def as_dict(self) -> dict:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self._asdict().items()}
+
+
+QUICK: dict[str, Any] = dict(
+    horizon=400, seeds=5, tune_seeds=3, eps_grid=(0.5, 1.0), C_grid=(40.0,), record_points=12,
+    coarse_tuning=True,
+)  # fmt: skip
+FULL: dict[str, Any] = dict(
+    horizon=5000, seeds=20, tune_seeds=5, eps_grid=(0.25, 0.5, 1.0), C_grid=(10.0, 30.0, 100.0, 300.0),
+    record_points=24, coarse_tuning=False,
+)  # fmt: skip
+TUNE_SEED_START = 1000
+
+
+def _names(kind: str, given, valid: tuple[str, ...]) -> tuple[str, ...]:
+    given = (given,) if isinstance(given, str) else tuple(given)
+    bad = [g for g in given if g not in valid]
+    if not given or bad:
+        raise ValueError(f"{kind}={list(given)!r} is invalid: choose from {list(valid)}")
+    if len(set(given)) != len(given):
+        raise ValueError(f"{kind}={list(given)!r} is invalid: a name is given twice")
+    return given
+
+
+def _grid(name: str, values, low: float, high: float, low_open: bool) -> tuple[float, ...]:
+    try:
+        out = tuple(float(v) for v in values)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}={values!r} is invalid: give a list of numbers") from None
+    lo = "(" if low_open else "["
+    for v in out:
+        if not math.isfinite(v) or v > high or v < low or (low_open and v == low):
+            raise ValueError(
+                f"{name}={list(out)!r} is invalid: every value must lie in {lo}{low:g}, {high:g}]"
+            )
+    if not out or len(set(out)) != len(out):
+        raise ValueError(f"{name}={list(out)!r} is invalid: give distinct values")
+    return tuple(sorted(out))
+
+
+def make_settings(
+    *,
+    quick: bool = False,
+    algorithms=None,
+    adversaries=ADVERSARIES,
+    noises=NOISES,
+    horizon: int | None = None,
+    seeds: int | None = None,
+    tune_seeds: int | None = None,
+    eps_grid: Sequence[float] | None = None,
+    C_grid: Sequence[float] | None = None,
+) -> BenchSettings:
+    """The quick or full configuration with any field overridden; ``ValueError`` on bad input, naming
+    the valid values. Reported seeds are 0..n−1, tuning seeds 1000..1000+m−1 (disjoint)."""
+    base = QUICK if quick else FULL
+    algorithms = jb.registry.names() if algorithms is None else algorithms
+    algs = _names("algorithms", algorithms, jb.registry.names())
+    advs = _names("adversaries", adversaries, ADVERSARIES)
+    nois = _names("noises", noises, NOISES)
+    horizon = base["horizon"] if horizon is None else horizon
+    seeds = base["seeds"] if seeds is None else seeds
+    tune_seeds = base["tune_seeds"] if tune_seeds is None else tune_seeds
+    for name, value, low in (("horizon", horizon, 20), ("seeds", seeds, 2), ("tune_seeds", tune_seeds, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name}={value!r} is invalid: it must be an integer >= {low}")
+    if seeds > TUNE_SEED_START:
+        raise ValueError(f"seeds={seeds} is invalid: at most {TUNE_SEED_START} (tuning seeds start there)")
+    eps = _grid("eps_grid", base["eps_grid"] if eps_grid is None else eps_grid, 0.0, 1.0, True)
+    cs = _grid("C_grid", base["C_grid"] if C_grid is None else C_grid, 0.0, math.inf, True)
+    return BenchSettings(
+        horizon=int(horizon),
+        seeds=tuple(range(int(seeds))),
+        tune_seeds=tuple(range(TUNE_SEED_START, TUNE_SEED_START + int(tune_seeds))),
+        algorithms=algs,
+        adversaries=advs,
+        noises=nois,
+        eps_grid=eps,
+        C_grid=cs,
+        record_points=base["record_points"],
+        coarse_tuning=base["coarse_tuning"],
+    )
+
+
+# --- the scenario axes ------------------------------------------------------------------------------
+
+
+@functools.cache
+def empirical_series() -> np.ndarray:
+    """The S&P 500 daily returns of jb.datasets (10 stocks, pooled), standardised to unit variance."""
+    x = np.asarray(jb.datasets.sp500_returns(), np.float64).ravel()
+    return (x - x.mean()) / x.std()
+
+
+def _family(family: str, eps: float) -> tuple[jb.noise.NoiseFamily, str]:
+    if family == "gaussian":
+        return jb.noise.gaussian(1.0), "N(0, 1)"
+    if family == "student_t":
+        return jb.noise.student_t(2.0 + eps), f"Student-t, df = {2.0 + eps:g}"
+    if family == "pareto":
+        return jb.noise.pareto(1.1 + eps, 1.0), f"centred Pareto, shape {1.1 + eps:g}, x_min = 1"
+    return (
+        jb.noise.empirical(empirical_series(), name="sp500"),
+        "S&P 500 daily returns (10 stocks, standardised), resampled",
+    )
+
+
+def noise_settings(settings: BenchSettings) -> list[NoiseSetting]:
+    """The noise axis: each light family at ε = 1, each heavy one at every ε of the grid."""
+    out = []
+    for family in settings.noises:
+        for eps in (1.0,) if family in LIGHT_NOISES else settings.eps_grid:
+            fam, text = _family(family, eps)
+            with jax.ensure_compile_time_eval():
+                nu = float(fam.moment_bound(eps))
+            out.append(NoiseSetting(f"{family}(ε={eps:g})", family, eps, nu, text))
+    return out
+
+
+def attacks(settings: BenchSettings) -> list[Attack]:
+    """The attack axis: no corruption (C = 0), then every other adversary at every C of the grid."""
+    out = [Attack("none", "none", 0.0)] if "none" in settings.adversaries else []
+    for adv in settings.adversaries:
+        if adv != "none":
+            out += [Attack(f"{adv} C={c:g}", adv, c) for c in settings.C_grid]
+    return out
+
+
+def _adversary(kind: str, C) -> jb.Adversary:
+    if kind == "none":
+        return jb.corruption.none()
+    if kind == "flip_rounds":
+        # The "C" of public baseline code: C rounds flipped (Σ|c_t| up to 2C when |⟨x, θ*⟩| ≤ 1).
+        return jb.corruption.flip_rounds(C)
+    return getattr(jb.corruption, kind)(C)
+
+
+class Scenarios(NamedTuple):
+    """The two axes as the traced factories read them."""
+
+    noises: tuple[NoiseSetting, ...]
+    attacks: tuple[Attack, ...]
+
+
+def scenarios(settings: BenchSettings) -> Scenarios:
+    return Scenarios(tuple(noise_settings(settings)), tuple(attacks(settings)))
+
+
+def _pick(values, i):
+    return as_float(values)[jax.numpy.round(jax.numpy.asarray(i)).astype(jax.numpy.int32)]
+
+
+@functools.cache
+def environment_factory(scen: Scenarios):
+    """``p -> Environment`` for ``p["noise"]`` and ``p["attack"]`` (indices into ``scen``)."""
+    families = [_family(n.family, n.eps)[0] for n in scen.noises]
+    kinds = tuple(dict.fromkeys(a.adversary for a in scen.attacks))
+    kind_index = [kinds.index(a.adversary) for a in scen.attacks]
+    levels = [a.C for a in scen.attacks]
+
+    def make(p):
+        C = _pick(levels, p["attack"])
+        adversary = jb.corruption.select([_adversary(k, C) for k in kinds], _pick(kind_index, p["attack"]))
+        noise = jb.noise.select(families, p["noise"])
+        return jb.envs.linear(DIM, NUM_ARMS, noise=noise, corruption=adversary)
+
+    make.__qualname__ = "bench.environment"
+    return make
+
+
+def problem(scen: Scenarios, horizon: int, p: Mapping) -> Problem:
+    """What the learner is told at grid point ``p``: ε and ν of its noise setting, C of its attack."""
+    return Problem(
+        horizon,
+        DIM,
+        eps=_pick([n.eps for n in scen.noises], p["noise"]),
+        nu=_pick([n.nu for n in scen.noises], p["noise"]),
+        corruption=_pick([a.C for a in scen.attacks], p["attack"]),
+    )
