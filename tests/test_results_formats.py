@@ -2,7 +2,11 @@
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -10,8 +14,11 @@ import pytest
 import jaxbandit as jb
 from jaxbandit.report import results
 from jaxbandit.report.results import LazyArray
+from jaxbandit.runner import checkpoint as checkpoint_lib
+from jaxbandit.runner import sweep as sweep_mod
 
 xr = pytest.importorskip("xarray")
+ROOT = Path(__file__).resolve().parents[1]
 
 DATA = Path(__file__).parent / "data"
 
@@ -220,3 +227,174 @@ def test_a_zarr_store_is_replaced_safely_without_an_atomic_exchange(tmp_path, mo
     monkeypatch.undo()
     assert [p.name for p in tmp_path.iterdir()] == ["r.zarr"]
     assert_same(new, jb.SweepResult.load(path))
+
+
+# ---- jb.sweep(out="….zarr"): streamed, resumed, refused ---------------------------------------------
+
+T, D, K, CHUNK = 40, 3, 4, 16  # three compiled chunks per algorithm, the last one padded
+GRID = {"beta_scale": [0.05, 0.5]}
+#: A cheap program to compile (OFUL, Gaussian noise), corrupted so that every field varies.
+ENV = jb.envs.linear(D, K, noise=jb.noise.gaussian(1.0), corruption=jb.corruption.flip(5.0))
+
+
+def make_alg(p):
+    return jb.oful(T, D, beta_scale=p["beta_scale"])
+
+
+#: Two algorithms (the algorithm axis, string coordinates) from one factory: compiled once.
+ALGORITHMS = {"cr": make_alg, "cr_again": make_alg}
+
+
+def streamed(out, **kw):
+    return jb.sweep(ALGORITHMS, ENV, GRID, horizon=T, seeds=3, chunk_size=CHUNK, out=out, **kw)
+
+
+@pytest.fixture(scope="module")
+def in_memory():
+    return jb.sweep(ALGORITHMS, ENV, GRID, horizon=T, seeds=3, chunk_size=CHUNK)
+
+
+def store_attrs(path) -> dict:
+    with xr.open_zarr(path) as ds:
+        return dict(ds.attrs)
+
+
+def test_a_streamed_sweep_equals_the_in_memory_one(in_memory, tmp_path):
+    res = streamed(tmp_path / "s.zarr")
+    assert all(isinstance(v, LazyArray) for v in res.data.values())
+    assert_same(in_memory, res)
+    assert_same(in_memory, jb.SweepResult.load(tmp_path / "s.zarr"))
+    attrs = store_attrs(tmp_path / "s.zarr")
+    assert attrs["jaxbandit_complete"] is True and attrs["horizon"] == T
+    with xr.open_zarr(tmp_path / "s.zarr") as ds:  # one algorithm, one grid point, a compiled chunk
+        assert ds["regret"].encoding["chunks"] == (1, 1, 3, CHUNK)
+    # the same sweep again, without a checkpoint, rewrites its store
+    assert_same(in_memory, streamed(tmp_path / "s.zarr"))
+    assert store_attrs(tmp_path / "s.zarr")["jaxbandit_store_id"] != attrs["jaxbandit_store_id"]
+
+
+class Stopped(Exception):
+    """Stands for the process dying."""
+
+
+def test_a_stopped_streamed_sweep_resumes_into_the_same_store(in_memory, tmp_path, monkeypatch):
+    """Stopped after the second algorithm's second chunk is in the store but before its checkpoint (the
+    worst moment), the store is incomplete; run again, the sweep resumes from the checkpoint and the
+    store ends bitwise equal to an uninterrupted run."""
+    out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
+    real_save, saves = checkpoint_lib.save, []
+
+    def save_or_stop(path, **kw):
+        saves.append(kw["next_round"])
+        if len(saves) == 5:  # algorithm 1, rounds 17..32: written to the store, not checkpointed
+            raise Stopped
+        real_save(path, **kw)
+
+    monkeypatch.setattr(checkpoint_lib, "save", save_or_stop)
+    with pytest.raises(Stopped):
+        streamed(out, checkpoint=ckpt)
+    assert saves == [16, 32, 40, 16, 32]
+    with pytest.raises(ValueError, match="incomplete result"):
+        jb.SweepResult.load(out)
+    with pytest.raises(ValueError, match="incomplete result"):
+        jb.SweepResult.load(out, lazy=True)
+    with xr.open_zarr(out) as ds:  # the store runs ahead of the checkpoint, never behind it
+        np.testing.assert_array_equal(ds["regret"][1, ..., 16:32].values, in_memory.regret[1, ..., 16:32])
+
+    saves.clear()
+    resumed = streamed(out, checkpoint=ckpt)
+    assert saves == [32, 40]  # only algorithm 1's last two chunks ran again
+    assert_same(in_memory, resumed)
+    assert_same(in_memory, jb.SweepResult.load(out))
+
+
+def test_a_checkpoint_resumes_only_into_its_own_store(in_memory, tmp_path, monkeypatch):
+    """Checkpoints name the store they were written with: with the store deleted (or replaced by a run
+    without checkpoint), the sweep starts over instead of leaving the earlier rounds unwritten."""
+    out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
+    streamed(out, checkpoint=ckpt)
+    real_save, saves = checkpoint_lib.save, []
+    monkeypatch.setattr(checkpoint_lib, "save", lambda path, **kw: (saves.append(1), real_save(path, **kw)))
+    for replace in (lambda: shutil.rmtree(out), lambda: streamed(out)):
+        replace()
+        saves.clear()
+        assert_same(in_memory, streamed(out, checkpoint=ckpt))
+        assert len(saves) == 2 * 3  # every chunk of both algorithms ran
+    saves.clear()
+    assert_same(in_memory, streamed(out, checkpoint=ckpt))  # its own store: nothing left to run
+    assert saves == []
+
+
+def test_irregular_kept_rounds_land_in_their_regions(tmp_path):
+    """Chunks that keep 5, 1 and 2 rounds write across the store's chunks of 5 rounds (partial chunk
+    writes), as the sweep's chunk loop hands them over; no compilation needed."""
+    rounds = np.asarray([1, 2, 3, 15, 16, 17, 33, 40])
+    full = np.random.default_rng(3).normal(size=(3, rounds.size))  # [seed, round]
+    plan = SimpleNamespace(chunk=16, to_grid_order=lambda kept: kept[:, 0])  # [S, G = 1, k] -> [S, k]
+    coords = {"seed": np.arange(3), "round": rounds}
+    path = tmp_path / "s.zarr"
+    writer, store_id = sweep_mod._open_store(path, ("seed", "round"), coords, {}, "f", False, plan, rounds)
+    assert writer.chunks == (3, 5) and store_id == store_attrs(path)["jaxbandit_store_id"]
+    for t0 in range(0, T, plan.chunk):
+        mine = (rounds > t0) & (rounds <= t0 + plan.chunk)
+        sweep_mod._write_chunk(writer, plan, rounds, (), t0, {"x": full[:, None, mine]})
+    with pytest.raises(ValueError, match="incomplete"):
+        jb.SweepResult.load(path)
+    writer.finish()
+    assert_same(jb.SweepResult(("seed", "round"), coords, {"x": full}), jb.SweepResult.load(path))
+
+
+def test_bad_out_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("the sweep ran")
+
+    monkeypatch.setattr(sweep_mod, "_run_algorithm", never)
+    for bad in ("r.nc", "r.npz", "r"):
+        with pytest.raises(ValueError, match=rf"out='.*{bad}' is invalid: .* must end in '.zarr'"):
+            streamed(tmp_path / bad)
+    assert list(tmp_path.iterdir()) == []
+
+    (tmp_path / "file.zarr").write_text("not a store")
+    (tmp_path / "dir.zarr").mkdir()
+    a_result().save(tmp_path / "saved.zarr")
+    for other in ("file.zarr", "dir.zarr", "saved.zarr"):
+        with pytest.raises(ValueError, match=r"out='.*' is invalid: it exists and is not a store streamed"):
+            streamed(tmp_path / other, checkpoint=tmp_path / "ckpt")
+    assert (tmp_path / "file.zarr").read_text() == "not a store"
+
+
+def test_a_store_of_another_sweep_is_refused(in_memory, tmp_path, monkeypatch):
+    out = tmp_path / "s.zarr"
+    streamed(out)
+    before = store_attrs(out)
+    monkeypatch.setattr(sweep_mod, "_run_algorithm", lambda *a, **k: pytest.fail("the sweep ran"))
+    for change in (dict(seeds=[0, 1, 5]), dict(key=1), dict(chunk_size=8), dict(record=10)):
+        kw = dict(horizon=T, seeds=3, chunk_size=CHUNK, out=out) | change
+        for ckpt in (None, tmp_path / "ckpt"):
+            with pytest.raises(ValueError, match=r"out='.*s.zarr' is invalid: it holds a different sweep"):
+                jb.sweep(ALGORITHMS, ENV, GRID, checkpoint=ckpt, **kw)
+    with pytest.raises(ValueError, match="holds a different sweep"):
+        jb.sweep({"cr": make_alg}, ENV, GRID, horizon=T, seeds=3, chunk_size=CHUNK, out=out)
+    assert store_attrs(out) == before
+    assert_same(in_memory, jb.SweepResult.load(out))
+
+
+# ---- optional dependencies ---------------------------------------------------------------
+
+
+def test_missing_extras_are_named(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "zarr", None)
+    monkeypatch.setitem(sys.modules, "h5py", None)
+    for suffix in (".zarr", ".nc"):
+        with pytest.raises(ImportError, match=r'pip install "jaxbandit\[xarray\]"'):
+            a_result().save(tmp_path / f"r{suffix}")
+    with pytest.raises(ImportError, match=r"jb.sweep\(out=...\) needs zarr"):
+        streamed(tmp_path / "s.zarr")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_import_jaxbandit_loads_no_xarray():
+    optional = "{'xarray', 'zarr', 'h5netcdf', 'h5py', 'pandas'}"
+    code = f"import sys, jaxbandit; print(sorted({optional} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"

@@ -343,13 +343,13 @@ class SweepResult:
             require("h5py", "h5netcdf", "xarray", what="SweepResult.save to .nc")
             ds = self.to_xarray()
             with atomic_path(path) as tmp:
-                ds.to_netcdf(tmp, engine="h5netcdf", encoding=_no_fill(ds))
+                ds.to_netcdf(tmp, engine="h5netcdf", encoding=no_fill_encoding(ds))
             return path
         zarr = require("xarray", "zarr", what="SweepResult.save to .zarr")
         ds = self.to_xarray()
         ds.attrs[COMPLETE_ATTR] = True
         with atomic_directory(path) as tmp:
-            ds.to_zarr(tmp, mode="w", encoding=_no_fill(ds), **zarr_format_kwargs(zarr))
+            ds.to_zarr(tmp, mode="w", encoding=no_fill_encoding(ds), **zarr_format_kwargs(zarr))
         return path
 
     @classmethod
@@ -401,7 +401,7 @@ def _check_complete(ds, path: Path) -> None:
         )
 
 
-def _no_fill(ds) -> dict:
+def no_fill_encoding(ds) -> dict:
     """No ``_FillValue`` on any variable: values are stored and read back as they are, NaNs included."""
     return {name: {"_FillValue": None} for name in ds.variables}
 
@@ -423,7 +423,12 @@ def _readable_attrs(meta: dict) -> dict:
     return out
 
 
+def zarr_major(zarr) -> int:
+    """The major version of the ``zarr`` module (2 and 3 differ in a few calls)."""
+    return int(zarr.__version__.split(".")[0])
+
+
 def zarr_format_kwargs(zarr) -> dict:
     """Write zarr format 2 (readable by zarr-python 2 and 3; format 3 has no stable fixed-width string
     dtype yet): zarr-python >= 3 is told so, older ones write nothing else."""
-    return {"zarr_format": 2} if int(zarr.__version__.split(".")[0]) >= 3 else {}
+    return {"zarr_format": 2} if zarr_major(zarr) >= 3 else {}
