@@ -8,15 +8,18 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import matplotlib
 import numpy as np
 import pytest
 
 import jaxbandit as jb
+from jaxbandit import cli
 from jaxbandit.report import results
 from jaxbandit.report.results import LazyArray
 from jaxbandit.runner import checkpoint as checkpoint_lib
 from jaxbandit.runner import sweep as sweep_mod
 
+matplotlib.use("Agg")
 xr = pytest.importorskip("xarray")
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -379,7 +382,7 @@ def test_a_store_of_another_sweep_is_refused(in_memory, tmp_path, monkeypatch):
     assert_same(in_memory, jb.SweepResult.load(out))
 
 
-# ---- optional dependencies ---------------------------------------------------------------
+# ---- optional dependencies, the CLI ---------------------------------------------------------------
 
 
 def test_missing_extras_are_named(tmp_path, monkeypatch):
@@ -398,3 +401,27 @@ def test_import_jaxbandit_loads_no_xarray():
     code = f"import sys, jaxbandit; print(sorted({optional} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_plot_cli_reads_nc_and_zarr(tmp_path, suffix, capsys):
+    path = a_result().save(tmp_path / f"sweep{suffix}")
+    assert cli.main(["plot", str(path)]) == 0
+    assert (tmp_path / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "wrote" in capsys.readouterr().out
+    assert cli.main(["plot", str(tmp_path / f"missing{suffix}")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: FILE=") and "does not exist" in err and err.count("\n") == 1
+
+
+def test_plot_cli_refuses_an_incomplete_store(tmp_path, capsys):
+    path = a_result().save(tmp_path / "sweep.zarr")
+    with xr.open_zarr(path) as ds:
+        attrs = dict(ds.attrs)
+    import zarr
+
+    zarr.open_group(str(path), mode="r+").attrs.update({**attrs, "jaxbandit_complete": False})
+    zarr.consolidate_metadata(str(path))
+    assert cli.main(["plot", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "FILE=" in err and "incomplete result" in err and err.count("\n") == 1
