@@ -1,7 +1,8 @@
 """Command line: ``python -m jaxbandit`` (the default demo) and subcommands.
 
 - ``python -m jaxbandit [demo] [--horizon T] [--seeds n] [--out DIR]``: the default experiment;
-- ``python -m jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result, nothing re-run;
+- ``python -m jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result (``.npz``, ``.nc`` or
+  ``.zarr``), nothing re-run;
 - ``python -m jaxbandit figure1 [--horizon T] [--seeds N] [--out DIR] [--constants theory|tuned|both]
   [--baselines]``: the paper's Figure 1 (``jaxbandit.experiments.figure1.run``);
 - ``python -m jaxbandit tune-figure1 --out FILE [--horizon T] [--seeds N] [--baselines]``: tune the
@@ -56,11 +57,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo_args(parser)
     plot = sub.add_parser(
         "plot",
-        help="redraw a saved sweep result (.npz + .json) without re-running it",
+        help="redraw a saved sweep result (.npz + .json, .nc or .zarr) without re-running it",
         description="Redraw a saved SweepResult: one panel of mean ± s.e. cumulative "
         "regret per value of its first grid axis other than 'algorithm'.",
     )
-    plot.add_argument("file", type=Path, metavar="FILE", help="a result written by SweepResult.save")
+    plot.add_argument(
+        "file",
+        type=Path,
+        metavar="FILE",
+        help="a result written by SweepResult.save (.npz with its .json, .nc or .zarr) or jb.sweep(out=...)",
+    )
     plot.add_argument(
         "--out",
         dest="plot_out",
@@ -195,25 +201,30 @@ def _add_demo_args(p: argparse.ArgumentParser) -> None:
 
 
 def load_result(file: Path):
-    """Read a saved :class:`~jaxbandit.SweepResult`; any failure is a ``ValueError`` naming FILE."""
+    """Read a saved :class:`~jaxbandit.SweepResult` (``.npz``, ``.nc`` or ``.zarr``); any failure is a
+    ``ValueError`` naming FILE."""
     import zipfile
 
     from jaxbandit.report.analysis import check_result
-    from jaxbandit.report.results import SweepResult
+    from jaxbandit.report.results import SweepResult, result_format
 
     file = Path(file)
-    npz = file if file.suffix == ".npz" else file.with_suffix(".npz")
-    if not npz.is_file():
-        also = f" (looked for {npz})" if npz != file else ""
+    fmt = result_format(file)
+    path = file.with_suffix(".npz") if fmt == ".npz" else file
+    exists = path.is_dir() if fmt == ".zarr" else path.is_file()
+    if not exists:
+        also = f" (looked for {path})" if path != file else ""
         raise ValueError(
             f"FILE={str(file)!r} does not exist{also}: give a result written by "
-            "SweepResult.save (a .npz with its .json)"
+            "SweepResult.save (a .npz with its .json, a .nc file or a .zarr store)"
         )
-    if not zipfile.is_zipfile(npz):
-        raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result: {npz} is not a .npz archive")
+    if fmt == ".npz" and not zipfile.is_zipfile(path):
+        raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result: {path} is not a .npz archive")
     try:
-        result = SweepResult.load(npz)
-    except Exception as err:  # numpy, zipfile and json each raise their own kinds on a bad file
+        result = SweepResult.load(path)
+    except ImportError as err:  # xarray, zarr or h5netcdf missing: the message names the extra
+        raise ValueError(f"FILE={str(file)!r} cannot be read: {err}") from None
+    except Exception as err:  # numpy, zipfile, json, h5py and zarr each raise their own kinds
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result ({reason})") from None
     try:

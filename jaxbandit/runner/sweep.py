@@ -45,6 +45,7 @@ from ..core.types import EnvState
 from ..report.results import SweepResult
 from . import accumulate, distributed, sharing
 from . import checkpoint as checkpoint_lib
+from . import store as store_lib
 from .grid import as_factory, describe, grid_arrays, validate_grid
 from .simulate import AGENT_KEY, agent_keys, as_key, respond_and_learn
 from .xla_options import library_jit
@@ -211,6 +212,7 @@ def sweep(
     progress: bool = False,
     devices=None,
     checkpoint=None,
+    out=None,
 ) -> SweepResult:
     """Run every (algorithm × grid point × seed) and return a :class:`SweepResult` with named axes.
 
@@ -231,11 +233,20 @@ def sweep(
       devices: devices to shard the streams over (default: all of ``jax.devices()``, every host's).
       checkpoint: a directory; after every chunk the sweep saves its state there atomically, and a
         sweep started again with the same settings resumes from it (see ``jaxbandit.runner.checkpoint``).
+      out: a zarr store path (``"….zarr"``) to stream the results into for sweeps larger than memory:
+        each chunk's kept rounds are written to the store when the chunk finishes, and the result
+        returned reads its arrays from the store on access (:class:`~jaxbandit.report.results.LazyArray`;
+        ``SweepResult.load(out)`` reads it again). The store is marked complete only at the end. A
+        store this same sweep left is resumed with ``checkpoint=`` (and rewritten without); see
+        ``jaxbandit.runner.store``. Needs ``pip install "jaxbandit[xarray]"``. With several processes,
+        process 0 writes it, on a file system they share.
 
     Raises ``ValueError`` before anything runs for a bad argument, an invalid value at any grid point,
-    or a grid axis that a factory reads in Python control flow (it cannot be traced).
+    a grid axis that a factory reads in Python control flow (it cannot be traced), or an ``out`` that
+    is not a ``.zarr`` path or that holds something other than this sweep's store.
     """
     horizon = V.check_int("horizon", horizon)
+    out_path = None if out is None else store_lib.check_out(out)
     algs = dict(algorithm) if isinstance(algorithm, Mapping) else {"": algorithm}
     if not algs:
         raise ValueError("algorithm={} is invalid: give at least one algorithm")
@@ -277,38 +288,101 @@ def sweep(
         layout=LAYOUT,
         stream_axes=list(layout.stream_names),
     )
-    per_alg = []
-    for index, (alg_name, make_alg) in enumerate(make_algs.items()):
-        finger = checkpoint_lib.fingerprint(
-            dict(
-                settings, algorithm=alg_name, index=index, factory=describe(make_alg), env=describe(make_env)
-            )
-        )
-        path = None if ckpt_dir is None else ckpt_dir / f"algorithm-{index}.npz"
-        kept = _run_algorithm(
-            make_alg, make_env, plan, horizon, per_round, rounds_kept, progress, alg_name, path, finger
-        )
-        per_alg.append({field: plan.to_grid_order(value) for field, value in kept.items()})
-    data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
     lead = ("algorithm",) if isinstance(algorithm, Mapping) else ()
-    if not lead:
-        data = {field: arr[0] for field, arr in data.items()}
+    dims = lead + tuple(names) + ("seed", "round")
     coords = dict(zip(names, axes))
     coords.update(seed=seed_ids, round=rounds_kept)
     if lead:
         coords = {"algorithm": np.asarray(list(algs)), **coords}
-    return SweepResult(
-        dims=lead + tuple(names) + ("seed", "round"),
-        coords=coords,
-        data=data,
-        meta={
-            "horizon": horizon,
-            "record": "all" if per_round else "checkpoints",
-            "devices": 1 if plan.mesh is None else plan.mesh.size,
-            "stream_axes": list(layout.stream_names),
-            "streams": plan.num_streams,
-        },
-    )
+    meta = {
+        "horizon": horizon,
+        "record": "all" if per_round else "checkpoints",
+        "devices": 1 if plan.mesh is None else plan.mesh.size,
+        "stream_axes": list(layout.stream_names),
+        "streams": plan.num_streams,
+    }
+    writer, store_id = None, None
+    if out_path is not None:
+        factories = {name: describe(f) for name, f in make_algs.items()}
+        sweep_finger = checkpoint_lib.fingerprint(
+            dict(settings, algorithms=factories, env=describe(make_env), lead=list(lead))
+        )
+        writer, store_id = _open_store(
+            out_path, dims, coords, meta, sweep_finger, ckpt_dir is not None, plan, rounds_kept
+        )
+    per_alg = []
+    for index, (alg_name, make_alg) in enumerate(make_algs.items()):
+        ident = dict(
+            settings, algorithm=alg_name, index=index, factory=describe(make_alg), env=describe(make_env)
+        )
+        if out_path is not None:  # a checkpoint resumes only into the store it was written with
+            ident.update(out_store=store_id)
+        finger = checkpoint_lib.fingerprint(ident)
+        path = None if ckpt_dir is None else ckpt_dir / f"algorithm-{index}.npz"
+        sink = None
+        if out_path is not None:
+            sink = functools.partial(_write_chunk, writer, plan, rounds_kept, (index,) if lead else ())
+        kept = _run_algorithm(
+            make_alg, make_env, plan, horizon, per_round, rounds_kept, progress, alg_name, path, finger, sink
+        )
+        per_alg.append({field: plan.to_grid_order(value) for field, value in kept.items()})
+    if out_path is not None:
+        return _finish_store(writer, out_path)
+    data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
+    if not lead:
+        data = {field: arr[0] for field, arr in data.items()}
+    return SweepResult(dims=dims, coords=coords, data=data, meta=meta)
+
+
+def _open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept):
+    """``(writer, store id)``, before anything runs: every process checks ``path``, process 0 creates or
+    reopens the store (the others' writer is None) and they all read its id."""
+    store_lib.check_existing(path, finger)
+    multi = jax.process_count() > 1
+    if multi:
+        from jax.experimental import multihost_utils
+
+        multihost_utils.sync_global_devices("jaxbandit.sweep out checked")
+    writer = None
+    if jax.process_index() == 0:
+        per_chunk = np.bincount((rounds_kept - 1) // plan.chunk).max()  # most rounds one chunk keeps
+        writer = store_lib.StoreWriter.open(
+            path,
+            dims=dims,
+            coords=coords,
+            meta=meta,
+            finger=finger,
+            resume=resume,
+            round_chunk=int(per_chunk),
+        )
+    if multi:
+        multihost_utils.sync_global_devices("jaxbandit.sweep out opened")
+    attrs = store_lib.read_attrs(path) if writer is None else None
+    return writer, writer.store_id if writer is not None else (attrs or {}).get(store_lib.STORE_ID_ATTR)
+
+
+def _write_chunk(writer, plan, rounds_kept, lead_index, t0: int, kept: dict) -> None:
+    """Write one chunk's kept rounds (fields `[S_padded, G, k]`, rounds from ``t0`` on) into the store."""
+    if writer is None:
+        return
+    first = int(np.searchsorted(rounds_kept - 1, t0))
+    for field, value in kept.items():
+        if value.shape[-1] == 0:
+            continue
+        arr = plan.to_grid_order(value)  # [*grid, seed, k]
+        region = lead_index + (slice(None),) * (arr.ndim - 1) + (slice(first, first + arr.shape[-1]),)
+        writer.write(field, region, arr)
+
+
+def _finish_store(writer, path) -> SweepResult:
+    """Mark the store complete (process 0), then read it back lazily in every process."""
+    if writer is not None:
+        writer.finish()
+    if jax.process_count() > 1:
+        from jax.experimental import multihost_utils
+
+        multihost_utils.sync_global_devices("jaxbandit.sweep out")
+    return SweepResult.load(path, lazy=True)
 
 
 class _Plan(NamedTuple):
@@ -371,9 +445,20 @@ class _Plan(NamedTuple):
 
 
 def _run_algorithm(
-    make_alg, make_env, plan: _Plan, horizon, per_round, rounds_kept, progress, label, ckpt_path, finger
+    make_alg,
+    make_env,
+    plan: _Plan,
+    horizon,
+    per_round,
+    rounds_kept,
+    progress,
+    label,
+    ckpt_path,
+    finger,
+    sink=None,
 ) -> dict:
-    """Every chunk of one algorithm's runs, checkpointed; the kept fields as `[S_padded, G, rounds]`."""
+    """Every chunk of one algorithm's runs, checkpointed; the kept fields as `[S_padded, G, rounds]`, or
+    with ``sink``, ``sink(t0, fields)`` called with each chunk's (rounds from ``t0`` on) and {} returned."""
     args = (plan.stream_params, plan.agent_params)
     carry = _init_streams(make_alg, make_env, plan.layout, *args, plan.keys)
     kept: dict = {}
@@ -391,8 +476,13 @@ def _run_algorithm(
         rounds = jnp.arange(t0, t0 + plan.chunk, dtype=jnp.int32)
         carry, out = _run_chunk(make_alg, make_env, plan.layout, horizon, per_round, *args, carry, rounds)
         sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
-        for field, value in out.items():  # [S, n, G] -> [S, G, kept]; only kept rounds leave the device
-            kept.setdefault(field, []).append(np.moveaxis(distributed.to_host(value[:, sel]), 1, -1))
+        # [S, n, G] -> [S, G, kept]; only kept rounds leave the device
+        chunk = {f: np.moveaxis(distributed.to_host(v[:, sel]), 1, -1) for f, v in out.items()}
+        if sink is not None:
+            sink(t0, chunk)  # before the checkpoint: the store never lags behind it
+        else:
+            for field, value in chunk.items():
+                kept.setdefault(field, []).append(value)
         done = min(t0 + plan.chunk, horizon)
         if ckpt_path is not None:
             kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}

@@ -1,0 +1,427 @@
+"""SweepResult in every format: .npz (and the files older versions wrote), .nc and .zarr."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import matplotlib
+import numpy as np
+import pytest
+
+import jaxbandit as jb
+from jaxbandit import cli
+from jaxbandit.report import results
+from jaxbandit.report.results import LazyArray
+from jaxbandit.runner import checkpoint as checkpoint_lib
+from jaxbandit.runner import sweep as sweep_mod
+
+matplotlib.use("Agg")
+xr = pytest.importorskip("xarray")
+ROOT = Path(__file__).resolve().parents[1]
+
+DATA = Path(__file__).parent / "data"
+
+
+def legacy_result() -> jb.SweepResult:
+    """What tests/data/legacy-result.{npz,json} holds, written by SweepResult.save before the .nc and
+    .zarr formats existed (commit 0644619): every dtype a result may carry, string and 1-based round
+    coordinates, non-ASCII metadata. The fixture was made by ``legacy_result().save(...)``."""
+    rng = np.random.default_rng(14)
+    dims = ("algorithm", "C", "seed", "round")
+    shape = (2, 2, 3, 4)
+    coords = {
+        "algorithm": np.asarray(["cr_hvt_ucb", "oful"]),
+        "C": np.asarray([0.0, 100.0]),
+        "seed": np.arange(3),
+        "round": np.arange(1, 5),
+    }
+    regret = rng.exponential(size=shape).astype(np.float32)
+    data = {
+        "cumulative_regret": np.cumsum(regret, axis=-1),
+        "corruption_spent": rng.uniform(size=shape),
+        "regret": regret,
+        "action": rng.integers(0, 20, size=shape).astype(np.int32),
+        "count": rng.integers(-(2**40), 2**40, size=shape).astype(np.int64),
+        "flag": rng.uniform(size=shape) < 0.5,
+    }
+    meta = {"horizon": 4, "record": "all", "stream_axes": [], "streams": 3, "devices": 1, "note": "légacy"}
+    return jb.SweepResult(dims, coords, data, meta)
+
+
+def assert_same(a: jb.SweepResult, b: jb.SweepResult):
+    """Same dims, meta, coordinates and arrays, bitwise and dtype for dtype."""
+    assert a.dims == b.dims and a.meta == b.meta
+    assert list(a.coords) == list(b.coords) and set(a.data) == set(b.data)
+    for k in a.coords:
+        x, y = np.asarray(a.coords[k]), np.asarray(b.coords[k])
+        assert x.dtype == y.dtype, (k, x.dtype, y.dtype)
+        np.testing.assert_array_equal(x, y)
+    for k in a.data:
+        x, y = np.asarray(a.data[k]), np.asarray(b.data[k])
+        assert x.dtype == y.dtype, (k, x.dtype, y.dtype)
+        assert x.shape == y.shape, k
+        assert x.tobytes() == y.tobytes(), k
+
+
+def test_an_old_npz_result_loads_identically():
+    expected = legacy_result()
+    for path in (DATA / "legacy-result.npz", DATA / "legacy-result.json", DATA / "legacy-result"):
+        assert_same(expected, jb.SweepResult.load(path))
+
+
+# ---- save / load in every format ------------------------------------------------------------------
+
+
+def a_result() -> jb.SweepResult:
+    """The legacy result plus a field with NaN, ±inf and -0.0 (stored bit for bit, never masked)."""
+    res = legacy_result()
+    odd = np.linspace(-1.0, 1.0, res.regret.size).reshape(res.regret.shape)
+    odd.flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    res.data["odd"] = odd
+    return res
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".nc", ".zarr"])
+def test_every_format_round_trips_exactly(tmp_path, suffix):
+    res = a_result()
+    path = res.save(tmp_path / f"r{suffix}")
+    assert path == tmp_path / f"r{suffix}"
+    assert_same(res, jb.SweepResult.load(path))
+    # saving again replaces the result
+    other = a_result()
+    other.data["regret"] = other.regret + np.float32(1)
+    other.meta["horizon"] = 5
+    assert other.save(path) == path
+    assert_same(other, jb.SweepResult.load(path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        {"r.npz", "r.json"} if suffix == ".npz" else {f"r{suffix}"}
+    )
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_nc_and_zarr_are_labelled_datasets_with_meta_attributes(tmp_path, suffix):
+    res = a_result()
+    path = res.save(tmp_path / f"r{suffix}")
+    engine = "h5netcdf" if suffix == ".nc" else "zarr"
+    with xr.open_dataset(path, engine=engine) as ds:
+        assert set(ds.data_vars) == set(res.data) and tuple(ds["regret"].dims) == res.dims
+        assert ds.attrs["horizon"] == res.meta["horizon"] and ds.attrs["note"] == res.meta["note"]
+        assert "stream_axes" not in ds.attrs  # lists live in the JSON only
+        assert json.loads(ds.attrs["jaxbandit_meta"]) == res.meta
+        np.testing.assert_array_equal(
+            ds["action"].sel(algorithm="oful", C=100.0).values, res.sel(algorithm="oful", C=100.0).action
+        )
+
+
+def test_suffixes_choose_the_format(tmp_path):
+    res = a_result()
+    assert res.save(tmp_path / "plain") == tmp_path / "plain.npz"
+    assert res.save(tmp_path / "r.json") == tmp_path / "r.npz"
+    assert_same(res, jb.SweepResult.load(tmp_path / "plain"))
+    assert results.result_format("a.NC") == ".nc" and results.result_format("a.zarr") == ".zarr"
+    with pytest.raises(FileNotFoundError):
+        jb.SweepResult.load(tmp_path / "missing.nc")
+    with pytest.raises(FileNotFoundError):
+        jb.SweepResult.load(tmp_path / "missing.zarr")
+
+
+def test_xarray_and_dataframe_of_a_loaded_result(tmp_path):
+    res = a_result()
+    assert_same(res, jb.SweepResult.from_xarray(res.to_xarray()))
+    loaded = jb.SweepResult.load(res.save(tmp_path / "r.nc"))
+    df = loaded.to_dataframe()
+    assert df.shape == (res.regret.size, len(res.data)) and list(df.index.names) == list(res.dims)
+    assert df.equals(res.to_dataframe())
+
+
+def test_a_zarr_store_loads_lazily(tmp_path):
+    res = a_result()
+    lazy = jb.SweepResult.load(res.save(tmp_path / "r.zarr"), lazy=True)
+    arr = lazy.data["count"]
+    assert isinstance(arr, LazyArray)
+    assert (arr.shape, arr.dtype, arr.ndim, arr.size, len(arr)) == (
+        res.count.shape,
+        res.count.dtype,
+        4,
+        res.count.size,
+        2,
+    )
+    np.testing.assert_array_equal(arr[1, :, 2], res.count[1, :, 2])
+    np.testing.assert_array_equal(lazy.final_regret, res.final_regret)
+    sub = lazy.sel(algorithm="oful", C=100.0)
+    assert sub.flag.dtype == bool
+    np.testing.assert_array_equal(sub.flag, res.sel(algorithm="oful", C=100.0).flag)
+    assert_same(res, lazy)  # np.asarray reads whole arrays
+    assert_same(res, jb.SweepResult.load(lazy.save(tmp_path / "copy.npz")))
+    for suffix in (".npz", ".nc"):
+        with pytest.raises(ValueError, match=r"lazy=True is invalid .* only zarr stores"):
+            jb.SweepResult.load(tmp_path / f"r{suffix}", lazy=True)
+
+
+# ---- atomic writes ---------------------------------------------------------------------------------
+
+
+def _changed(res: jb.SweepResult) -> jb.SweepResult:
+    new = jb.SweepResult(res.dims, dict(res.coords), dict(res.data), dict(res.meta))
+    new.data["regret"] = res.regret * np.float32(2)
+    return new
+
+
+def _failing(real, *, after_writing: bool):
+    """``real`` (a writer whose first argument is the target) failing midway or after writing."""
+
+    def write(self, target, *args, **kwargs):
+        if after_writing:  # the whole new version, then a failure before it is moved into place
+            real(self, target, *args, **kwargs)
+        elif hasattr(target, "write"):  # np.savez's open file
+            target.write(b"half")
+        else:  # half a netCDF file, or one file of a zarr store's directory
+            target = Path(target)
+            (target / "partial" if target.is_dir() else target).write_bytes(b"half")
+        raise OSError("disk full")
+
+    return write
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".nc", ".zarr"])
+@pytest.mark.parametrize("after_writing", [False, True])
+def test_a_failing_write_leaves_the_previous_result(tmp_path, monkeypatch, suffix, after_writing):
+    res = a_result()
+    path = res.save(tmp_path / f"r{suffix}")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    if suffix == ".npz":
+        real_savez = np.savez
+        savez = _failing(lambda _, f, **arrays: real_savez(f, **arrays), after_writing=after_writing)
+        monkeypatch.setattr(np, "savez", lambda f, **arrays: savez(None, f, **arrays))
+    else:
+        method = "to_netcdf" if suffix == ".nc" else "to_zarr"
+        real = getattr(xr.Dataset, method)
+        monkeypatch.setattr(xr.Dataset, method, _failing(real, after_writing=after_writing))
+    with pytest.raises(OSError, match="disk full"):
+        _changed(res).save(path)
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no temporary left behind
+    assert_same(res, jb.SweepResult.load(path))
+
+
+def test_a_zarr_store_is_replaced_safely_without_an_atomic_exchange(tmp_path, monkeypatch):
+    """Where renameat2 is missing, the old store is moved aside, and put back if the new one cannot be
+    moved in."""
+    res = a_result()
+    path = res.save(tmp_path / "r.zarr")
+    monkeypatch.setattr(results, "_exchange", lambda a, b: False)
+    new = _changed(res)
+    new.save(path)
+    assert_same(new, jb.SweepResult.load(path))
+    real_rename = os.rename
+
+    def rename(src, dst):
+        if Path(dst) == path and str(src).endswith(".tmp"):
+            raise OSError("rename failed")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(OSError, match="rename failed"):
+        res.save(path)
+    monkeypatch.undo()
+    assert [p.name for p in tmp_path.iterdir()] == ["r.zarr"]
+    assert_same(new, jb.SweepResult.load(path))
+
+
+# ---- jb.sweep(out="….zarr"): streamed, resumed, refused ---------------------------------------------
+
+T, D, K, CHUNK = 40, 3, 4, 16  # three compiled chunks per algorithm, the last one padded
+GRID = {"beta_scale": [0.05, 0.5]}
+#: A cheap program to compile (OFUL, Gaussian noise), corrupted so that every field varies.
+ENV = jb.envs.linear(D, K, noise=jb.noise.gaussian(1.0), corruption=jb.corruption.flip(5.0))
+
+
+def make_alg(p):
+    return jb.oful(T, D, beta_scale=p["beta_scale"])
+
+
+#: Two algorithms (the algorithm axis, string coordinates) from one factory: compiled once.
+ALGORITHMS = {"cr": make_alg, "cr_again": make_alg}
+
+
+def streamed(out, **kw):
+    return jb.sweep(ALGORITHMS, ENV, GRID, horizon=T, seeds=3, chunk_size=CHUNK, out=out, **kw)
+
+
+@pytest.fixture(scope="module")
+def in_memory():
+    return jb.sweep(ALGORITHMS, ENV, GRID, horizon=T, seeds=3, chunk_size=CHUNK)
+
+
+def store_attrs(path) -> dict:
+    with xr.open_zarr(path) as ds:
+        return dict(ds.attrs)
+
+
+def test_a_streamed_sweep_equals_the_in_memory_one(in_memory, tmp_path):
+    res = streamed(tmp_path / "s.zarr")
+    assert all(isinstance(v, LazyArray) for v in res.data.values())
+    assert_same(in_memory, res)
+    assert_same(in_memory, jb.SweepResult.load(tmp_path / "s.zarr"))
+    attrs = store_attrs(tmp_path / "s.zarr")
+    assert attrs["jaxbandit_complete"] is True and attrs["horizon"] == T
+    with xr.open_zarr(tmp_path / "s.zarr") as ds:  # one algorithm, one grid point, a compiled chunk
+        assert ds["regret"].encoding["chunks"] == (1, 1, 3, CHUNK)
+    # the same sweep again, without a checkpoint, rewrites its store
+    assert_same(in_memory, streamed(tmp_path / "s.zarr"))
+    assert store_attrs(tmp_path / "s.zarr")["jaxbandit_store_id"] != attrs["jaxbandit_store_id"]
+
+
+class Stopped(Exception):
+    """Stands for the process dying."""
+
+
+def test_a_stopped_streamed_sweep_resumes_into_the_same_store(in_memory, tmp_path, monkeypatch):
+    """Stopped after the second algorithm's second chunk is in the store but before its checkpoint (the
+    worst moment), the store is incomplete; run again, the sweep resumes from the checkpoint and the
+    store ends bitwise equal to an uninterrupted run."""
+    out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
+    real_save, saves = checkpoint_lib.save, []
+
+    def save_or_stop(path, **kw):
+        saves.append(kw["next_round"])
+        if len(saves) == 5:  # algorithm 1, rounds 17..32: written to the store, not checkpointed
+            raise Stopped
+        real_save(path, **kw)
+
+    monkeypatch.setattr(checkpoint_lib, "save", save_or_stop)
+    with pytest.raises(Stopped):
+        streamed(out, checkpoint=ckpt)
+    assert saves == [16, 32, 40, 16, 32]
+    with pytest.raises(ValueError, match="incomplete result"):
+        jb.SweepResult.load(out)
+    with pytest.raises(ValueError, match="incomplete result"):
+        jb.SweepResult.load(out, lazy=True)
+    with xr.open_zarr(out) as ds:  # the store runs ahead of the checkpoint, never behind it
+        np.testing.assert_array_equal(ds["regret"][1, ..., 16:32].values, in_memory.regret[1, ..., 16:32])
+
+    saves.clear()
+    resumed = streamed(out, checkpoint=ckpt)
+    assert saves == [32, 40]  # only algorithm 1's last two chunks ran again
+    assert_same(in_memory, resumed)
+    assert_same(in_memory, jb.SweepResult.load(out))
+
+
+def test_a_checkpoint_resumes_only_into_its_own_store(in_memory, tmp_path, monkeypatch):
+    """Checkpoints name the store they were written with: with the store deleted (or replaced by a run
+    without checkpoint), the sweep starts over instead of leaving the earlier rounds unwritten."""
+    out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
+    streamed(out, checkpoint=ckpt)
+    real_save, saves = checkpoint_lib.save, []
+    monkeypatch.setattr(checkpoint_lib, "save", lambda path, **kw: (saves.append(1), real_save(path, **kw)))
+    for replace in (lambda: shutil.rmtree(out), lambda: streamed(out)):
+        replace()
+        saves.clear()
+        assert_same(in_memory, streamed(out, checkpoint=ckpt))
+        assert len(saves) == 2 * 3  # every chunk of both algorithms ran
+    saves.clear()
+    assert_same(in_memory, streamed(out, checkpoint=ckpt))  # its own store: nothing left to run
+    assert saves == []
+
+
+def test_irregular_kept_rounds_land_in_their_regions(tmp_path):
+    """Chunks that keep 5, 1 and 2 rounds write across the store's chunks of 5 rounds (partial chunk
+    writes), as the sweep's chunk loop hands them over; no compilation needed."""
+    rounds = np.asarray([1, 2, 3, 15, 16, 17, 33, 40])
+    full = np.random.default_rng(3).normal(size=(3, rounds.size))  # [seed, round]
+    plan = SimpleNamespace(chunk=16, to_grid_order=lambda kept: kept[:, 0])  # [S, G = 1, k] -> [S, k]
+    coords = {"seed": np.arange(3), "round": rounds}
+    path = tmp_path / "s.zarr"
+    writer, store_id = sweep_mod._open_store(path, ("seed", "round"), coords, {}, "f", False, plan, rounds)
+    assert writer.chunks == (3, 5) and store_id == store_attrs(path)["jaxbandit_store_id"]
+    for t0 in range(0, T, plan.chunk):
+        mine = (rounds > t0) & (rounds <= t0 + plan.chunk)
+        sweep_mod._write_chunk(writer, plan, rounds, (), t0, {"x": full[:, None, mine]})
+    with pytest.raises(ValueError, match="incomplete"):
+        jb.SweepResult.load(path)
+    writer.finish()
+    assert_same(jb.SweepResult(("seed", "round"), coords, {"x": full}), jb.SweepResult.load(path))
+
+
+def test_bad_out_is_refused_before_anything_runs(tmp_path, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("the sweep ran")
+
+    monkeypatch.setattr(sweep_mod, "_run_algorithm", never)
+    for bad in ("r.nc", "r.npz", "r"):
+        with pytest.raises(ValueError, match=rf"out='.*{bad}' is invalid: .* must end in '.zarr'"):
+            streamed(tmp_path / bad)
+    assert list(tmp_path.iterdir()) == []
+
+    (tmp_path / "file.zarr").write_text("not a store")
+    (tmp_path / "dir.zarr").mkdir()
+    a_result().save(tmp_path / "saved.zarr")
+    for other in ("file.zarr", "dir.zarr", "saved.zarr"):
+        with pytest.raises(ValueError, match=r"out='.*' is invalid: it exists and is not a store streamed"):
+            streamed(tmp_path / other, checkpoint=tmp_path / "ckpt")
+    assert (tmp_path / "file.zarr").read_text() == "not a store"
+
+
+def test_a_store_of_another_sweep_is_refused(in_memory, tmp_path, monkeypatch):
+    out = tmp_path / "s.zarr"
+    streamed(out)
+    before = store_attrs(out)
+    monkeypatch.setattr(sweep_mod, "_run_algorithm", lambda *a, **k: pytest.fail("the sweep ran"))
+    for change in (dict(seeds=[0, 1, 5]), dict(key=1), dict(chunk_size=8), dict(record=10)):
+        kw = dict(horizon=T, seeds=3, chunk_size=CHUNK, out=out) | change
+        for ckpt in (None, tmp_path / "ckpt"):
+            with pytest.raises(ValueError, match=r"out='.*s.zarr' is invalid: it holds a different sweep"):
+                jb.sweep(ALGORITHMS, ENV, GRID, checkpoint=ckpt, **kw)
+    with pytest.raises(ValueError, match="holds a different sweep"):
+        jb.sweep({"cr": make_alg}, ENV, GRID, horizon=T, seeds=3, chunk_size=CHUNK, out=out)
+    assert store_attrs(out) == before
+    assert_same(in_memory, jb.SweepResult.load(out))
+
+
+# ---- optional dependencies, the CLI ---------------------------------------------------------------
+
+
+def test_missing_extras_are_named(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "zarr", None)
+    monkeypatch.setitem(sys.modules, "h5py", None)
+    for suffix in (".zarr", ".nc"):
+        with pytest.raises(ImportError, match=r'pip install "jaxbandit\[xarray\]"'):
+            a_result().save(tmp_path / f"r{suffix}")
+    with pytest.raises(ImportError, match=r"jb.sweep\(out=...\) needs zarr"):
+        streamed(tmp_path / "s.zarr")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_import_jaxbandit_loads_no_xarray():
+    optional = "{'xarray', 'zarr', 'h5netcdf', 'h5py', 'pandas'}"
+    code = f"import sys, jaxbandit; print(sorted({optional} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("suffix", [".nc", ".zarr"])
+def test_plot_cli_reads_nc_and_zarr(tmp_path, suffix, capsys):
+    path = a_result().save(tmp_path / f"sweep{suffix}")
+    assert cli.main(["plot", str(path)]) == 0
+    assert (tmp_path / "sweep.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "wrote" in capsys.readouterr().out
+    assert cli.main(["plot", str(tmp_path / f"missing{suffix}")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: FILE=") and "does not exist" in err and err.count("\n") == 1
+
+
+def test_plot_cli_refuses_an_incomplete_store(tmp_path, capsys):
+    path = a_result().save(tmp_path / "sweep.zarr")
+    with xr.open_zarr(path) as ds:
+        attrs = dict(ds.attrs)
+    import zarr
+
+    zarr.open_group(str(path), mode="r+").attrs.update({**attrs, "jaxbandit_complete": False})
+    zarr.consolidate_metadata(str(path))
+    assert cli.main(["plot", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "FILE=" in err and "incomplete result" in err and err.count("\n") == 1
