@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
@@ -145,33 +146,39 @@ def cr_hvt_ucb(
     horizon: int,
     dim: int,
     *,
-    eps,
-    nu,
-    corruption,
-    S=1.0,
-    L=1.0,
-    lam=None,
-    alpha=8.0,
-    delta=None,
-    sigma_min=None,
-    beta_scale=1.0,
-    beta=None,
-    kappa=None,
-    tau0=None,
+    eps: ArrayLike,
+    nu: ArrayLike | str,
+    corruption: ArrayLike,
+    S: ArrayLike = 1.0,
+    L: ArrayLike = 1.0,
+    lam: ArrayLike | None = None,
+    alpha: ArrayLike = 8.0,
+    delta: ArrayLike | None = None,
+    sigma_min: ArrayLike | None = None,
+    beta_scale: ArrayLike = 1.0,
+    beta: ArrayLike | None = None,
+    kappa: ArrayLike | None = None,
+    tau0: ArrayLike | None = None,
     newton_iters: int = 8,
 ) -> Algorithm:
     """CR-Hvt-UCB, Algorithm 1, with the theory constants unless overridden.
 
     Args:
-      horizon, dim: T and d (static).
+      horizon: T, rounds per run (static).
+      dim: d, the context dimension (static).
       eps: the moment order ε ∈ (0, 1] (Assumption ass:noise).
       nu: ν > 0 used in σ_t every round, or ``"revealed"`` to use the environment's ν_t.
       corruption: C (known) or an upper bound C̄ ≥ 0 (col:regret_c).
-      S, L: norm bounds on θ* and contexts (Assumption ass:norm).
-      lam, alpha, delta, sigma_min: λ (default d), α (8), δ (1/(8T)), σ_min (1/√T).
+      S: the norm bound ‖θ*‖ ≤ S (Assumption ass:norm).
+      L: the norm bound ‖X_t‖ ≤ L on contexts (Assumption ass:norm).
+      lam: λ (default d).
+      alpha: α (default 8).
+      delta: δ (default 1/(8T)).
+      sigma_min: σ_min (default 1/√T).
       beta_scale: multiplies β_t everywhere it appears (UCB bonus and σ_t).
       beta: a constant radius replacing def:beta (still multiplied by ``beta_scale``).
-      kappa, tau0: override the derived κ and τ₀.
+      kappa: overrides the derived κ.
+      tau0: overrides the derived τ₀.
       newton_iters: the projection's cap on Newton iterations (static; each run stops on its own once
         converged, after two or three in the paper's settings).
 
@@ -265,7 +272,7 @@ def cr_hvt_ucb(
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=uses_revealed)
 
 
-def hvt_ucb(horizon: int, dim: int, *, eps, nu, **kwargs) -> Algorithm:
+def hvt_ucb(horizon: int, dim: int, *, eps: ArrayLike, nu: ArrayLike | str, **kwargs) -> Algorithm:
     """Hvt-UCB of Wang et al. (2025): CR-Hvt-UCB with C = 0, where σ_t loses its corruption term."""
     if "corruption" in kwargs:
         raise ValueError("hvt_ucb takes no corruption: it is cr_hvt_ucb with corruption=0")

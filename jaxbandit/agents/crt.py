@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
@@ -53,15 +54,28 @@ def crt_radius(t, log_det, *, eps, nu, lam, S, delta):
 
 
 def crt(
-    horizon: int, dim: int, *, eps, nu, lam=1.0, S=1.0, beta=None, beta_scale=1.0, delta=0.01
+    horizon: int,
+    dim: int,
+    *,
+    eps: ArrayLike,
+    nu: ArrayLike | str,
+    lam: ArrayLike = 1.0,
+    S: ArrayLike = 1.0,
+    beta: ArrayLike | None = None,
+    beta_scale: ArrayLike = 1.0,
+    delta: ArrayLike = 0.01,
 ) -> Algorithm:
     """CRT (see the module docstring for the equations).
 
     Args:
-      horizon, dim: T and d (static).
-      eps: the moment order ε ∈ (0, 1]; nu: ν > 0 with E|η|^{1+ε} ≤ ν^{1+ε}.
-      lam: ridge λ > 0 (default 1); S: ‖θ*‖ ≤ S (default 1).
-      beta: a constant radius ≥ 0 replacing β_t; beta_scale multiplies the radius (default 1).
+      horizon: T, rounds per run (static).
+      dim: d, the context dimension (static).
+      eps: the moment order ε ∈ (0, 1].
+      nu: ν > 0 with E|η|^{1+ε} ≤ ν^{1+ε} (a known constant: ``"revealed"`` is refused).
+      lam: ridge λ > 0 (default 1).
+      S: the bound ‖θ*‖ ≤ S (default 1).
+      beta: a constant radius ≥ 0 replacing β_t.
+      beta_scale: multiplies the radius (default 1).
       delta: confidence δ ∈ (0, 1) (default 0.01, the public code's).
 
     Every numeric argument may be a traced scalar.

@@ -29,6 +29,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
@@ -74,21 +75,23 @@ def cw_oful(
     horizon: int,
     dim: int,
     *,
-    lam=1.0,
-    beta=None,
-    alpha=None,
-    corruption=None,
+    lam: ArrayLike = 1.0,
+    beta: ArrayLike | None = None,
+    alpha: ArrayLike | None = None,
+    corruption: ArrayLike | None = None,
     known_corruption: bool = True,
-    beta_scale=1.0,
-    S=1.0,
-    L=1.0,
-    R=1.0,
-    delta=None,
+    beta_scale: ArrayLike = 1.0,
+    S: ArrayLike = 1.0,
+    L: ArrayLike = 1.0,
+    R: ArrayLike = 1.0,
+    delta: ArrayLike | None = None,
 ) -> Algorithm:
     """CW-OFUL, Algorithm 1 of He et al. (2022).
 
     Args:
-      horizon, dim: T and d (static).
+      horizon: T, rounds per run (static).
+      dim: d, the context dimension (static).
+
       lam: ridge parameter λ > 0 (default 1).
       beta: a constant radius ≥ 0 replacing the theorem's β.
       alpha: the weight threshold α > 0 (``inf`` allowed: OFUL) replacing (R√d + √λS)/C.
@@ -96,7 +99,9 @@ def cw_oful(
       known_corruption: with a given ``corruption``, True uses Theorem 4.2's β (C known), False
         Theorem 4.9's (C̄ an estimate). Static.
       beta_scale: multiplies β (default 1).
-      S, L, R: ‖θ*‖ ≤ S, ‖X_t‖ ≤ L, noise scale R (defaults 1, 1, 1).
+      S: the bound ‖θ*‖ ≤ S (default 1).
+      L: the bound ‖X_t‖ ≤ L (default 1).
+      R: the noise scale R (default 1).
       delta: confidence δ ∈ (0, 1) (default 1/T).
 
     Every numeric argument may be a traced scalar.

@@ -47,6 +47,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
@@ -191,22 +192,22 @@ def gadaoful(
     horizon: int,
     dim: int,
     *,
-    nu,
-    corruption,
+    nu: ArrayLike | str,
+    corruption: ArrayLike,
     constants: str = "public",
-    S=1.0,
-    L=1.0,
-    lam=None,
-    reg_scale=None,
-    link_bound=None,
-    delta=None,
-    sigma_min=None,
-    tau0=None,
-    m0=None,
-    alpha_c=None,
-    beta=None,
-    beta_scale=1.0,
-    tol=None,
+    S: ArrayLike = 1.0,
+    L: ArrayLike = 1.0,
+    lam: ArrayLike | None = None,
+    reg_scale: ArrayLike | None = None,
+    link_bound: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
+    sigma_min: ArrayLike | None = None,
+    tau0: ArrayLike | None = None,
+    m0: ArrayLike | None = None,
+    alpha_c: ArrayLike | None = None,
+    beta: ArrayLike | None = None,
+    beta_scale: ArrayLike = 1.0,
+    tol: ArrayLike | None = None,
     max_newton_iters: int = 50,
     arm_rule: str | None = None,
 ) -> Algorithm:
@@ -214,22 +215,33 @@ def gadaoful(
     ``"theory"``.
 
     Args:
-      horizon, dim: T and d (static).
+      horizon: T, rounds per run (static).
+      dim: d, the context dimension (static).
+
       nu: the noise standard-deviation bound ν > 0 used in σ_t, or ``"revealed"`` for the environment's
         ν_t (with ε = 1 it is the standard-deviation bound).
       corruption: C ≥ 0 (or an upper bound), used only in α_C.
       constants: ``"public"``, ``"public_identity"`` or ``"theory"`` (static), see the module docstring.
-      S, L: ‖θ*‖ ≤ S (also the estimator's constraint), ‖X_t‖ ≤ L (defaults 1, 1).
-      lam, reg_scale, link_bound, delta, sigma_min, tau0, m0, alpha_c: override λ, k, K, δ, σ_min, τ₀,
-        m₀, α_C of the preset.
-      beta: a constant radius ≥ 0 replacing the preset's; beta_scale multiplies it (default 1).
+      S: the bound ‖θ*‖ ≤ S, also the estimator's constraint (default 1).
+      L: the bound ‖X_t‖ ≤ L (default 1).
+      lam: overrides the preset's λ.
+      reg_scale: overrides the preset's k.
+      link_bound: overrides the preset's K.
+      delta: overrides the preset's δ.
+      sigma_min: overrides the preset's σ_min.
+      tau0: overrides the preset's τ₀.
+      m0: overrides the preset's m₀.
+      alpha_c: overrides the preset's α_C.
+      beta: a constant radius ≥ 0 replacing the preset's.
+      beta_scale: multiplies the radius (default 1).
       arm_rule: ``"ellipsoid"``: argmax ⟨x, θ̂⟩ + β‖x‖_{H⁻¹}, the maximum of ⟨x, θ⟩ over the confidence
         ellipsoid; ``"ellipsoid_ball"``: the maximum over the ellipsoid intersected with the ball
         ‖θ‖ ≤ S, as the authors' code computes it (by SLSQP; here exactly,
         ``linalg.ellipsoid_ball_scores``). Default: ``"ellipsoid_ball"`` for the authors' presets,
         ``"ellipsoid"`` for ``"theory"``. Static.
-      tol, max_newton_iters: the refit's stopping tolerance on the projected-Newton step (default 1e-10
-        in float64, 1e-5 in float32) and iteration cap (static, default 50).
+      tol: the refit's stopping tolerance on the projected-Newton step (default 1e-10 in float64, 1e-5
+        in float32).
+      max_newton_iters: the refit's iteration cap (static, default 50).
 
     Every numeric argument may be a traced scalar. The per-round cost is O(t d²) per pass over the
     history, typically one pass per round (see ``robust_regression.solve``).

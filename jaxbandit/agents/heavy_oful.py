@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
@@ -120,34 +121,44 @@ def heavy_oful(
     horizon: int,
     dim: int,
     *,
-    eps,
-    nu,
-    S=1.0,
-    L=1.0,
-    lam=None,
-    delta=None,
-    sigma_min=None,
-    kappa=None,
-    tau0=None,
-    c0=None,
-    c1=None,
-    beta=None,
-    beta_scale=1.0,
-    tol=None,
+    eps: ArrayLike,
+    nu: ArrayLike | str,
+    S: ArrayLike = 1.0,
+    L: ArrayLike = 1.0,
+    lam: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
+    sigma_min: ArrayLike | None = None,
+    kappa: ArrayLike | None = None,
+    tau0: ArrayLike | None = None,
+    c0: ArrayLike | None = None,
+    c1: ArrayLike | None = None,
+    beta: ArrayLike | None = None,
+    beta_scale: ArrayLike = 1.0,
+    tol: ArrayLike | None = None,
     max_newton_iters: int = 50,
 ) -> Algorithm:
     """Heavy-OFUL with the constants of Huang et al. (2023) unless overridden.
 
     Args:
-      horizon, dim: T and d (static).
+      horizon: T, rounds per run (static).
+      dim: d, the context dimension (static).
+
       eps: moment order ε ∈ (0, 1].
       nu: ν > 0 used every round, or ``"revealed"`` for the environment's ν_t.
-      S, L: ‖θ*‖ ≤ S (also the estimator's constraint) and ‖X_t‖ ≤ L (defaults 1, 1).
-      lam, delta, sigma_min: λ (default d/S²), δ (1/T), σ_min (1/√T).
-      kappa, tau0, c0, c1: override the derived κ, τ₀, c₀, c₁.
-      beta: a constant radius ≥ 0 replacing β_t; beta_scale multiplies the radius (default 1).
+      S: the bound ‖θ*‖ ≤ S, also the estimator's constraint (default 1).
+      L: the bound ‖X_t‖ ≤ L (default 1).
+      lam: λ (default d/S²).
+      delta: δ (default 1/T).
+      sigma_min: σ_min (default 1/√T).
+      kappa: overrides the derived κ.
+      tau0: overrides the derived τ₀.
+      c0: overrides the derived c₀.
+      c1: overrides the derived c₁.
+      beta: a constant radius ≥ 0 replacing β_t.
+      beta_scale: multiplies the radius (default 1).
       tol: the refit's stopping tolerance on the projected-Newton step ‖Δ‖₂ (default 1e-10 in float64,
-        1e-5 in float32); max_newton_iters: its iteration cap (static, default 50).
+        1e-5 in float32).
+      max_newton_iters: the refit's iteration cap (static, default 50).
 
     Every numeric argument may be a traced scalar. The per-round cost is O(t d²) per Newton iteration.
     """
@@ -157,7 +168,7 @@ def heavy_oful(
     revealed = robust.check_nu(nu)
     for name, value in (("S", S), ("L", L), ("beta_scale", beta_scale)):
         V.check_positive(name, value, required=True)
-    for name, value in (
+    for name, optional in (
         ("lam", lam),
         ("sigma_min", sigma_min),
         ("kappa", kappa),
@@ -166,7 +177,7 @@ def heavy_oful(
         ("c1", c1),
         ("tol", tol),
     ):
-        V.check_positive(name, value)
+        V.check_positive(name, optional)
     V.check_nonnegative("beta", beta)
     V.check_range("delta", delta, 0.0, 1.0, low_open=True, high_open=True)
     max_newton_iters = V.check_int("max_newton_iters", max_newton_iters)

@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
@@ -79,11 +80,22 @@ def cholesky_times(A: Array, z: Array) -> Array:
     return matvec(jnp.where(jnp.all(jnp.isfinite(L)), L, diagonal), z)
 
 
-def lin_ts(horizon: int, dim: int, *, lam=1.0, v=None, R=1.0, epsilon=None, delta=None) -> Algorithm:
+def lin_ts(
+    horizon: int,
+    dim: int,
+    *,
+    lam: ArrayLike = 1.0,
+    v: ArrayLike | None = None,
+    R: ArrayLike = 1.0,
+    epsilon: ArrayLike | None = None,
+    delta: ArrayLike | None = None,
+) -> Algorithm:
     """Linear Thompson sampling with the paper's scale v unless ``v`` is given.
 
     Args:
-      horizon, dim: T and d (static). T only sets the default ε and δ.
+      horizon: T, rounds per run (static); it only sets the default ε and δ.
+      dim: d, the context dimension (static).
+
       lam: ridge parameter λ > 0 (default 1, the paper's B = I_d).
       v: a constant scale ≥ 0 replacing the formula (0 gives the greedy ridge baseline).
       R: the sub-Gaussian noise scale R > 0 (default 1).

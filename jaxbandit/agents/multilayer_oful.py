@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
@@ -82,13 +83,25 @@ def multilayer_radii(t, layer, *, dim, num_layers, lam, S, L, R, delta):
 
 
 def multilayer_oful(
-    horizon: int, dim: int, *, lam=1.0, S=1.0, L=1.0, R=0.5, beta_scale=1.0, delta=0.033
+    horizon: int,
+    dim: int,
+    *,
+    lam: ArrayLike = 1.0,
+    S: ArrayLike = 1.0,
+    L: ArrayLike = 1.0,
+    R: ArrayLike = 0.5,
+    beta_scale: ArrayLike = 1.0,
+    delta: ArrayLike = 0.033,
 ) -> Algorithm:
     """Multi-layer OFUL (see the module docstring for the equations).
 
     Args:
-      horizon, dim: T and d (static); T sets the number of layers.
-      lam: ridge λ > 0; S, L: ‖θ*‖ ≤ S, ‖X_t‖ ≤ L; R: the noise range of the radius (default 0.5).
+      horizon: T, rounds per run (static); it sets the number of layers.
+      dim: d, the context dimension (static).
+      lam: ridge λ > 0 (default 1).
+      S: the bound ‖θ*‖ ≤ S (default 1).
+      L: the bound ‖X_t‖ ≤ L (default 1).
+      R: the noise range of the radius (default 0.5).
       beta_scale: c, multiplies both radii (default 1; the public code's is 0.5).
       delta: confidence δ ∈ (0, 1) (default 0.033, the public code's).
 

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
@@ -60,16 +61,29 @@ def validate_ridge(horizon, dim, lam, beta, beta_scale, S, L, R, delta):
 
 
 def oful(
-    horizon: int, dim: int, *, lam=1.0, beta=None, beta_scale=1.0, S=1.0, L=1.0, R=1.0, delta=None
+    horizon: int,
+    dim: int,
+    *,
+    lam: ArrayLike = 1.0,
+    beta: ArrayLike | None = None,
+    beta_scale: ArrayLike = 1.0,
+    S: ArrayLike = 1.0,
+    L: ArrayLike = 1.0,
+    R: ArrayLike = 1.0,
+    delta: ArrayLike | None = None,
 ) -> Algorithm:
     """OFUL with the Theorem 2 radius unless ``beta`` is given.
 
     Args:
-      horizon, dim: T and d (static). T only sets the default δ.
+      horizon: T, rounds per run (static); it only sets the default δ.
+      dim: d, the context dimension (static).
+
       lam: ridge parameter λ > 0 (default 1).
       beta: a constant radius ≥ 0 replacing β_t (0 gives the greedy ridge baseline).
       beta_scale: multiplies the radius, formula or constant (default 1).
-      S, L, R: bounds ‖θ*‖ ≤ S, ‖X_t‖ ≤ L and the sub-Gaussian noise scale R (defaults 1, 1, 1).
+      S: the bound ‖θ*‖ ≤ S (default 1).
+      L: the bound ‖X_t‖ ≤ L (default 1).
+      R: the sub-Gaussian noise scale R (default 1).
       delta: confidence δ ∈ (0, 1) of the radius (default 1/T).
 
     The radius used in round t is β_{t−1} (t−1 observations so far). Every numeric argument may be a

@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
@@ -71,25 +72,29 @@ def omd_glb(
     horizon: int,
     dim: int,
     *,
-    lam=None,
-    eta=1.0,
-    sigma=1.0,
-    S=1.0,
-    L=1.0,
-    beta=None,
-    beta_scale=1.0,
-    delta=None,
+    lam: ArrayLike | None = None,
+    eta: ArrayLike = 1.0,
+    sigma: ArrayLike = 1.0,
+    S: ArrayLike = 1.0,
+    L: ArrayLike = 1.0,
+    beta: ArrayLike | None = None,
+    beta_scale: ArrayLike = 1.0,
+    delta: ArrayLike | None = None,
     newton_iters: int = 8,
 ) -> Algorithm:
     """GLB-OMD with the identity link (see the module docstring for the equations).
 
     Args:
-      horizon, dim: T and d (static). T only sets the default δ.
+      horizon: T, rounds per run (static); it only sets the default δ.
+      dim: d, the context dimension (static).
+
       lam: λ > 0 of H_1 = λI (default d, the authors' experiments).
       eta: the OMD step size η > 0 (default 1 = 1 + RS with R = 0 for the identity link).
       sigma: the loss scale σ > 0, g(τ) = σ² (default 1).
-      S: the radius of the ball θ is projected onto (‖θ*‖ ≤ S); L: the context bound ‖X_t‖ ≤ L.
-      beta: a constant radius ≥ 0 replacing β_t; beta_scale multiplies the radius (default 1).
+      S: the radius of the ball θ is projected onto (‖θ*‖ ≤ S).
+      L: the context bound ‖X_t‖ ≤ L.
+      beta: a constant radius ≥ 0 replacing β_t.
+      beta_scale: multiplies the radius (default 1).
       delta: confidence δ ∈ (0, 1) (default 1/T).
       newton_iters: the projection's cap on Newton iterations (static).
 

@@ -43,7 +43,14 @@ def linear(
     return Environment(stream, _adversary(corruption))
 
 
-def replay(*, theta_star, contexts, noise, corruption: Adversary | None = None, nu=None) -> Environment:
+def replay(
+    *,
+    theta_star: ArrayLike,
+    contexts: ArrayLike,
+    noise: ArrayLike,
+    corruption: Adversary | None = None,
+    nu: ArrayLike | None = None,
+) -> Environment:
     """:func:`replay_stream` of the arrays you supply and an adversary (default none), which sees the
     same means, actions and noise as in any other environment."""
     stream = replay_stream(theta_star=theta_star, contexts=contexts, noise=noise, nu=nu)

@@ -68,7 +68,9 @@ def linear_stream(
     return Stream(init=init, draw=draw, dim=dim, num_arms=num_arms, horizon=None, reveals_nu=eps is not None)
 
 
-def replay_stream(*, theta_star, contexts, noise, nu=None) -> Stream:
+def replay_stream(
+    *, theta_star: ArrayLike, contexts: ArrayLike, noise: ArrayLike, nu: ArrayLike | None = None
+) -> Stream:
     """A stream of arrays the user supplies, so any external implementation sees identical rounds.
 
     Args:

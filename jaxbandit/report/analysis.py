@@ -78,7 +78,7 @@ def final_regret_table(result) -> tuple[tuple, np.ndarray, np.ndarray]:
     return other, mean, se
 
 
-def loglog_slope(result, *, start: float = 0.5, per_seed: bool = False) -> np.ndarray:
+def loglog_slope(result: SweepResult, *, start: float = 0.5, per_seed: bool = False) -> np.ndarray:
     """Least-squares slope of log(cumulative regret) against log t over the rounds t ≥ start·T.
 
     A slope near 1 means linear regret; a slope clearly below 1 means sublinear growth over the

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -41,7 +42,7 @@ import numpy as np
 
 from ..core import validation as V
 from ..core.dtypes import float_dtype
-from ..core.types import EnvState
+from ..core.types import Algorithm, Environment, EnvState
 from ..report.results import SweepResult
 from . import accumulate, distributed, sharing
 from . import checkpoint as checkpoint_lib
@@ -200,19 +201,19 @@ def _product(axes: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def sweep(
-    algorithm,
-    environment,
+    algorithm: Algorithm | Callable[..., Algorithm] | Mapping[str, Algorithm | Callable[..., Algorithm]],
+    environment: Environment | Callable[..., Environment],
     grid: Mapping[str, Sequence[float]] | None = None,
     *,
     horizon: int,
     seeds: int | Sequence[int] | np.ndarray = 1,
-    key=0,
-    record="all",
+    key: int | Array = 0,
+    record: str | int | tuple[str, int] | Sequence[int] = "all",
     chunk_size: int | None = None,
     progress: bool = False,
-    devices=None,
-    checkpoint=None,
-    out=None,
+    devices: Sequence[jax.Device] | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    out: str | os.PathLike | None = None,
 ) -> SweepResult:
     """Run every (algorithm × grid point × seed) and return a :class:`SweepResult` with named axes.
 

@@ -16,12 +16,15 @@ the tuning seeds and picks the grid point with the smallest mean final cumulativ
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import jax
 import numpy as np
 
 from ..core import validation as V
+from ..core.types import Algorithm, Environment
 from ..report.analysis import _seed_last, mean_and_stderr
 from ..report.results import SweepResult
 from .sweep import sweep
@@ -126,16 +129,16 @@ def _seed_ids(seeds, name: str) -> np.ndarray:
 
 
 def tune(
-    algorithm,
-    environment,
+    algorithm: Algorithm | Callable[..., Algorithm],
+    environment: Environment | Callable[..., Environment],
     grid: Mapping[str, Sequence[float]],
     *,
     horizon: int,
-    seeds,
-    key=0,
+    seeds: int | Sequence[int] | np.ndarray,
+    key: int | jax.Array = 0,
     objective: str = "final_regret",
     over: Sequence[str] = (),
-    **sweep_options,
+    **sweep_options: Any,
 ) -> TuneResult:
     """Grid search: the grid point minimising the mean final cumulative regret on the tuning seeds.
 

@@ -100,7 +100,8 @@ def check_algorithm(
     Args:
       factory: ``params -> Algorithm``, as ``jb.sweep`` takes it (it gets traced float scalars there).
       params: example hyperparameters ``{name: float}`` (may be empty).
-      dim, num_arms: the problem size d and K to test with (the factory must build for this ``dim``).
+      dim: the dimension d to test with (the factory must build for this ``dim``).
+      num_arms: the number of arms K to test with.
       horizon: rounds per synthetic run (≥ ``MIN_HORIZON``; the factory's own horizon must be at least
         this).
       name: the algorithm's name in messages (default: the factory's ``__qualname__``).

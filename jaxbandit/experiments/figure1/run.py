@@ -3,6 +3,7 @@ files (``figure1.png``, ``figure1_<constants>.png``, ``figure1.npz``, ``figure1.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -58,11 +59,11 @@ class Figure1Result:
 def run(
     horizon: int = 5000,
     seeds: int = 10,
-    out="out/figure1",
+    out: str | os.PathLike = "out/figure1",
     *,
     constants: str = "both",
     baselines: bool = False,
-    tuned_file=None,
+    tuned_file: str | os.PathLike | None = None,
     repeats: int = 3,
     progress: bool = True,
     verbose: bool = True,
@@ -80,7 +81,8 @@ def run(
         whole history every round, like GAdaOFUL, so this takes much longer.
       tuned_file: the tuned-constants JSON (default: the one shipped in ``jaxbandit/experiments/data``).
       repeats: timed runs per (method, C, constants) for panel (b), seeds 0..repeats−1.
-      progress: show progress bars; verbose: print the summary table.
+      progress: show progress bars.
+      verbose: print the summary table.
       command: the command line recorded in the JSON (default: ``sys.argv`` when run as a script).
     """
     horizon = check_int("horizon", horizon, MIN_HORIZON)

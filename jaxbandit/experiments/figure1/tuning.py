@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 import time
 import warnings
@@ -117,9 +118,9 @@ def tuned_values(data: dict, method: str) -> tuple:
 
 def tune(
     horizon: int = 5000,
-    seeds=TUNE_SEEDS,
+    seeds: int | Sequence[int] = TUNE_SEEDS,
     *,
-    out,
+    out: str | os.PathLike,
     methods_to_tune: Sequence[str] = MAIN_METHODS,
     grids: Mapping[str, Mapping] | None = None,
     progress: bool = True,
