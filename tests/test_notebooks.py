@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 KERNEL = "jaxbandit-test-python"
 HORIZON, SEEDS = 32, 2
-NAMES = ("quickstart.ipynb", "figure1.ipynb")
+NAMES = ("quickstart.ipynb", "figure1.ipynb", "benchmark.ipynb")
 
 
 def _kernelspec(root: Path) -> None:
@@ -40,7 +40,7 @@ def _kernelspec(root: Path) -> None:
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """Run both notebooks at T = 32, concurrently (each kernel is one process that spends its time
+    """Run the notebooks at T = 32, concurrently (each kernel is one process that spends its time
     compiling, so two of them use both cores). Returns {name: (stream text or exception, out dir)}."""
     root = tmp_path_factory.mktemp("jupyter")
     _kernelspec(root)
@@ -55,6 +55,8 @@ def executed(tmp_path_factory):
                 JAXBANDIT_NOTEBOOK_HORIZON=str(HORIZON),
                 JAXBANDIT_NOTEBOOK_SEEDS=str(SEEDS),
                 JAXBANDIT_NOTEBOOK_OUT=str(out),
+                JAXBANDIT_NOTEBOOK_ALGORITHMS="oful,lin_ts",
+                JAXBANDIT_NOTEBOOK_NOISES="gaussian,empirical",
                 PYDEVD_DISABLE_FILE_VALIDATION="1",
                 # At T = 32 a run is all XLA compilation; this level compiles ~3x faster.
                 XLA_FLAGS=" ".join(
@@ -124,6 +126,19 @@ def test_figure1_runs(executed):
     tuning_seeds = set(meta["tuned_file"]["methods"]["gadaoful"]["seeds"])
     assert tuning_seeds and not tuning_seeds & set(meta["seeds"])  # tuned on other seeds
     assert "GAdaOFUL/CR =" in text and "ratio" in text  # the claims cell ran
+
+
+@pytest.mark.slow
+def test_benchmark_runs(executed):
+    text, out = result_of(executed, "benchmark.ipynb")
+    out = out / "benchmark"
+    res = jb.SweepResult.load(out / "results.npz")
+    assert res.dims == ("algorithm", "constants", "noise", "attack", "seed", "round")
+    assert res.coords["algorithm"].tolist() == ["oful", "lin_ts"]
+    assert res.coords["seed"].tolist() == list(range(SEEDS)) and res.coords["round"][-1] == HORIZON
+    assert np.all(np.isfinite(res.cumulative_regret))
+    assert "## Ranking — tuned constants" in (out / "report.md").read_text()
+    assert "tuned constants: {" in text and "flip" in text  # the xarray cell grouped by adversary
 
 
 def _generator():

@@ -170,7 +170,7 @@ def markdown(result: SweepResult, info: dict) -> str:
         "Attacks: "
         + ", ".join(a["name"] for a in info["attacks"])
         + " (flip_rounds C: C rounds flipped, the 'C' of public baseline code; the others: a budget "
-        "Σ|c_t| ≤ C). The learners are told ε, ν and C.",
+        "Σ|c_t| ≤ C; targeted steers toward a fixed unit θ†). The learners are told ε, ν and C.",
         "",
     ]
     device = info.get("device", {})

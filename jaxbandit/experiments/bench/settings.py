@@ -194,12 +194,23 @@ def attacks(settings: BenchSettings) -> list[Attack]:
     return out
 
 
+@functools.cache
+def attack_target() -> np.ndarray:
+    """θ† of the targeted attack: one fixed unit vector (``default_rng(0)``), the same for every run.
+    Its default θ† = −θ* would make it the flip attack here: with K = 20 arms −θ* and θ* always prefer
+    different arms, so it would corrupt every round by −2⟨X, θ*⟩, exactly as flip does."""
+    v = np.random.default_rng(0).standard_normal(DIM)
+    return v / np.linalg.norm(v)
+
+
 def _adversary(kind: str, C) -> jb.Adversary:
     if kind == "none":
         return jb.corruption.none()
     if kind == "flip_rounds":
         # The "C" of public baseline code: C rounds flipped (Σ|c_t| up to 2C when |⟨x, θ*⟩| ≤ 1).
         return jb.corruption.flip_rounds(C)
+    if kind == "targeted":
+        return jb.corruption.targeted(C, target=attack_target())
     return getattr(jb.corruption, kind)(C)
 
 
