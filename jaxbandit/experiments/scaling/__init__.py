@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from .fit import SlopeFit, excess_loglog_fit, linear_fit, loglog_fit
 from .report import draw, markdown
-from .run import Job, ScalingResult, plan_jobs, random_play_regret, run
+from .run import Job, ScalingResult, default_workers, plan_jobs, random_play_regret, run
 from .settings import (
     FULL,
     QUICK,
@@ -60,6 +60,7 @@ __all__ = [
     "algorithm_factory",
     "check_algorithms",
     "check_plan",
+    "default_workers",
     "draw",
     "environment",
     "excess_loglog_fit",

@@ -89,6 +89,16 @@ def plan_jobs(plan: Plan, methods) -> list[Job]:
     return sorted(jobs, key=cost, reverse=True)
 
 
+def default_workers() -> int:
+    """Sweeps to run at once: on a GPU (or TPU) the host's cores compile several sweeps while the device
+    runs another (up to 8); on a CPU backend one at a time, because two XLA:CPU executions whose LAPACK
+    eigendecompositions (TOFU's V^{-1/2}) fan out over the shared intra-op thread pool can each hold a
+    pool thread while waiting for the other's tasks — a deadlock seen here on 2 cores."""
+    if jax.default_backend() == "cpu":
+        return 1
+    return max(1, min(8, os.cpu_count() or 1))
+
+
 def random_play_regret(dims, *, samples: int = 200_000, seed: int = 0) -> dict:
     """Per-round pseudo-regret of choosing an arm uniformly at random, E[max_k ⟨x_k, θ*⟩] (the mean arm
     has mean 0), for K = 20 contexts uniform on the unit sphere of ℝ^d: ⟨x, θ*⟩² ~ Beta(1/2, (d−1)/2)
@@ -137,7 +147,8 @@ def run(
       horizons, eps, budgets, dims, linear_cost_max_horizon: replace the plan's grids (see
         :class:`Plan`; None keeps the plan's). ``budgets`` must hold 0.
       tuned_file: Figure 1's tuned-constants JSON (default: the packaged one).
-      workers: sweeps compiled and run concurrently (default: the CPU count, at most 8).
+      workers: sweeps compiled and run concurrently (default :func:`default_workers`: 1 on a CPU
+        backend, else the CPU count, at most 8).
       resamples: bootstrap resamples per confidence interval.
       progress: a progress bar over the sweeps; verbose: print the summary.
       command: the command line recorded in the JSON.
@@ -157,7 +168,7 @@ def run(
         linear_cost_max_horizon=linear_cost_max_horizon,
     )
     if workers is None:
-        workers = max(1, min(8, os.cpu_count() or 1))
+        workers = default_workers()
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers={workers!r} is invalid: it must be an integer >= 1")
     if isinstance(resamples, bool) or not isinstance(resamples, (int, np.integer)) or resamples < 100:

@@ -61,14 +61,14 @@ class Plan(NamedTuple):
 
 
 QUICK = Plan(
-    horizons=(500, 1000, 2000),
+    horizons=(250, 1000),
     eps=(0.4, 1.0),
-    budgets=(0.0, 25.0, 50.0, 100.0, 200.0),
+    budgets=(0.0, 10.0, 20.0, 40.0, 80.0),
     dims=(5, 10),
     seeds=6,
     linear_cost_max_horizon=1000,
-    corruption_horizon=500,
-    dim_horizon=500,
+    corruption_horizon=250,
+    dim_horizon=250,
 )
 FULL = Plan(
     horizons=(500, 1000, 2000, 4000, 8000, 16000),
@@ -77,7 +77,7 @@ FULL = Plan(
     dims=(5, 10, 20, 40),
     seeds=100,
     linear_cost_max_horizon=4000,
-    corruption_horizon=4000,
+    corruption_horizon=2000,
     dim_horizon=2000,
 )
 
