@@ -221,7 +221,7 @@ def _add_scaling_parser(sub) -> None:
         "--workers",
         type=_positive_int,
         default=None,
-        help="sweeps compiled and run at once (default: 1 on a CPU backend, else CPUs up to 8)",
+        help="sweeps compiled and run at once (default: the CPU count, at most 4 on a CPU, 8 on a GPU)",
     )
     sc.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
 

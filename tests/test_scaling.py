@@ -304,3 +304,14 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
         assert np.all(np.isfinite(z["T/oful"])) and np.all(z["T/oful"] >= 0)
     md = (tmp_path / "scaling.md").read_text()
     assert "Where the theory's shape holds" in md and "OFUL" in md
+
+
+def test_identical_pairs_are_bitwise_equal_everywhere_and_nan_where_neither_ran():
+    base = np.arange(24, dtype=float).reshape(2, 3, 4)
+    arrays = {}
+    for m, shift in (("a", 0.0), ("b", 0.0), ("c", 1e-9)):
+        for part in ("T", "C", "d"):
+            arr = base + shift
+            arr[0, 0, 0] = np.nan
+            arrays[f"{part}/{m}"] = arr
+    assert scaling.identical_pairs(arrays, ("a", "b", "c")) == [["a", "b"]]

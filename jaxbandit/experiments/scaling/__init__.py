@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from .fit import SlopeFit, excess_loglog_fit, linear_fit, loglog_fit
 from .report import draw, markdown
-from .run import Job, ScalingResult, default_workers, plan_jobs, random_play_regret, run
+from .run import Job, ScalingResult, default_workers, identical_pairs, plan_jobs, random_play_regret, run
 from .settings import (
     FULL,
     QUICK,
@@ -64,6 +64,7 @@ __all__ = [
     "draw",
     "environment",
     "excess_loglog_fit",
+    "identical_pairs",
     "linear_fit",
     "loglog_fit",
     "markdown",

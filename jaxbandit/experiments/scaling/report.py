@@ -275,6 +275,14 @@ def _verdicts(data, fits) -> list[str]:
                 f"- **{v} constants, d:** the slope's interval relative to 1: {_count(d)}; slopes "
                 f"range over [{min(ds):.2f}, {max(ds):.2f}]."
             )
+    pairs = data.get("identical", {}).get("pairs", [])
+    if pairs:
+        lines.append(
+            "- **Identical algorithms:** "
+            + "; ".join(f"{_label(a)} and {_label(b)}" for a, b in pairs)
+            + " gave bitwise equal final regrets in every run (every ε, T, C, d, constants and seed), so "
+            "whatever distinguishes them (e.g. knowing C) changed no arm here."
+        )
     cr = [r for r in fits if r["algorithm"] == "cr_hvt_ucb" and "error" not in r["T"]]
     if cr:
         lines += ["", "CR-Hvt-UCB (the paper's algorithm), row by row:", ""]

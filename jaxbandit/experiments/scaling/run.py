@@ -4,10 +4,11 @@ dimension, run concurrently), the fits, and the files (``scaling.json``, ``scali
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -89,14 +90,22 @@ def plan_jobs(plan: Plan, methods) -> list[Job]:
     return sorted(jobs, key=cost, reverse=True)
 
 
+def identical_pairs(arrays: dict, methods) -> list[list[str]]:
+    """Pairs of algorithms whose final regrets are bitwise equal in every run (NaN where neither ran)."""
+    parts = ("T", "C", "d")
+    pairs = []
+    for i, a in enumerate(methods):
+        for b in methods[i + 1 :]:
+            if all(np.array_equal(arrays[f"{p}/{a}"], arrays[f"{p}/{b}"], equal_nan=True) for p in parts):
+                pairs.append([a, b])
+    return pairs
+
+
 def default_workers() -> int:
-    """Sweeps to run at once: on a GPU (or TPU) the host's cores compile several sweeps while the device
-    runs another (up to 8); on a CPU backend one at a time, because two XLA:CPU executions whose LAPACK
-    eigendecompositions (TOFU's V^{-1/2}) fan out over the shared intra-op thread pool can each hold a
-    pool thread while waiting for the other's tasks — a deadlock seen here on 2 cores."""
-    if jax.default_backend() == "cpu":
-        return 1
-    return max(1, min(8, os.cpu_count() or 1))
+    """Sweeps to run at once: the CPU count, at most 8 on a GPU or TPU (threads: the host's cores compile
+    while the device runs) and at most 4 on a CPU backend (worker processes, see :func:`_run_jobs`)."""
+    cap = 4 if jax.default_backend() == "cpu" else 8
+    return max(1, min(cap, os.cpu_count() or 1))
 
 
 def random_play_regret(dims, *, samples: int = 200_000, seed: int = 0) -> dict:
@@ -147,8 +156,8 @@ def run(
       horizons, eps, budgets, dims, linear_cost_max_horizon: replace the plan's grids (see
         :class:`Plan`; None keeps the plan's). ``budgets`` must hold 0.
       tuned_file: Figure 1's tuned-constants JSON (default: the packaged one).
-      workers: sweeps compiled and run concurrently (default :func:`default_workers`: 1 on a CPU
-        backend, else the CPU count, at most 8).
+      workers: sweeps compiled and run concurrently (default :func:`default_workers`): threads on a
+        GPU, processes on a CPU backend; 1 runs them one after another in this process.
       resamples: bootstrap resamples per confidence interval.
       progress: a progress bar over the sweeps; verbose: print the summary.
       command: the command line recorded in the JSON.
@@ -200,6 +209,7 @@ def run(
     fits = _fits(arrays, plan, methods, tuned, resamples)
     fit_seconds = time.perf_counter() - t_fit
     random_play = random_play_regret(sorted(set(plan.dims) | {DIM}))
+    identical = identical_pairs(arrays, methods)
 
     data: dict[str, Any] = {
         "experiment": "scaling of final regret in T (per eps), C and d, against Tani & Futami's bound",
@@ -265,6 +275,11 @@ def run(
             "per_round": {str(d): {"mean": v[0], "stderr": v[1]} for d, v in random_play.items()},
         },
         "fits": fits,
+        "identical": {
+            "what": "pairs of algorithms whose final regrets are bitwise equal in every run of the three "
+            "parts (every eps, T, C, d, constants and seed)",
+            "pairs": identical,
+        },
         "versions": versions(),
         "device": device_info(),
         "workers": workers,
@@ -327,8 +342,12 @@ def _run_job(job: Job, plan: Plan, seed_ids, tuned) -> dict:
 
 
 def _run_jobs(jobs, plan, seed_ids, tuned, workers, progress) -> dict:
-    """Every job's result, keyed by job. Up to ``workers`` sweeps at a time (threads: XLA compiles and
-    runs without the GIL); a run's numbers do not depend on what else runs."""
+    """Every job's result, keyed by job, up to ``workers`` sweeps at a time (a run's numbers do not
+    depend on what else runs): threads on a GPU or TPU (the host compiles while the device runs), worker
+    processes on a CPU backend (each with its own intra-op thread pool: two XLA:CPU executions in one
+    process, each holding a pool thread while its LAPACK eigendecomposition — TOFU's V^{-1/2} — waits
+    for pool tasks, deadlocked here on 2 cores), or one at a time in this process when ``workers`` is 1
+    or an algorithm is registered outside jaxbandit (a fresh process would not know it)."""
     for job in jobs:  # build the cached factories here, not concurrently in the threads
         environment(job.dim)
         algorithm_factory(job.method, job.horizon, job.dim, tuned[job.method])
@@ -338,17 +357,56 @@ def _run_jobs(jobs, plan, seed_ids, tuned, workers, progress) -> dict:
 
         bar = tqdm(total=len(jobs), desc="scaling sweeps", unit="sweep")
     done = {}
-    with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
-        futures = {pool.submit(_run_job, j, plan, seed_ids, tuned[j.method]): j for j in jobs}
-        for fut in as_completed(futures):
-            job = futures[fut]
-            done[job] = fut.result()
-            if bar is not None:
-                bar.set_postfix_str(f"{job.method} T={job.horizon} d={job.dim}: {done[job]['seconds']:.1f} s")
-                bar.update(1)
+
+    def finished(job: Job, result: dict) -> None:
+        done[job] = result
+        if bar is not None:
+            bar.set_postfix_str(f"{job.method} T={job.horizon} d={job.dim}: {result['seconds']:.1f} s")
+            bar.update(1)
+
+    pool = _pool(workers, len(jobs), {j.method for j in jobs})
+    if pool is None:
+        for j in jobs:
+            finished(j, _run_job(j, plan, seed_ids, tuned[j.method]))
+    else:
+        with pool:
+            futures = {pool.submit(_run_job, j, plan, seed_ids, tuned[j.method]): j for j in jobs}
+            for fut in as_completed(futures):
+                finished(futures[fut], fut.result())
     if bar is not None:
         bar.close()
     return {j: done[j] for j in jobs}
+
+
+def _pool(workers: int, num_jobs: int, methods) -> Executor | None:
+    workers = min(workers, num_jobs)
+    if workers <= 1:
+        return None
+    if jax.default_backend() != "cpu":
+        return ThreadPoolExecutor(max_workers=workers)
+    if not all(jb.registry.algorithm(m).factory.__module__.startswith("jaxbandit.") for m in methods):
+        return None
+    config = {name: getattr(jax.config, name) for name in _INHERITED_CONFIG}
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_init_worker,
+        initargs=(config,),
+    )
+
+
+#: JAX settings a worker process takes over from this one (environment variables it inherits anyway).
+_INHERITED_CONFIG = (
+    "jax_enable_x64",
+    "jax_compilation_cache_dir",
+    "jax_persistent_cache_min_compile_time_secs",
+    "jax_persistent_cache_min_entry_size_bytes",
+)
+
+
+def _init_worker(config: dict) -> None:
+    for name, value in config.items():
+        jax.config.update(name, value)
 
 
 def _assemble(done: dict, plan: Plan, methods, seed_ids) -> dict:
