@@ -304,6 +304,9 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
         assert np.all(np.isfinite(z["T/oful"])) and np.all(z["T/oful"] >= 0)
     md = (tmp_path / "scaling.md").read_text()
     assert "Where the theory's shape holds" in md and "OFUL" in md
+    # the report is a function of the JSON alone: redrawn from the files, it is the same text
+    scaling.rewrite(tmp_path)
+    assert (tmp_path / "scaling.md").read_text() == md
 
 
 def test_identical_pairs_are_bitwise_equal_everywhere_and_nan_where_neither_ran():

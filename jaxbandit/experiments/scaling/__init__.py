@@ -35,7 +35,7 @@ Writes ``DIR/scaling.json`` (every fit with its interval, settings, versions, de
 from __future__ import annotations
 
 from .fit import SlopeFit, excess_loglog_fit, linear_fit, loglog_fit
-from .report import draw, markdown
+from .report import draw, markdown, rewrite
 from .run import Job, ScalingResult, default_workers, identical_pairs, plan_jobs, random_play_regret, run
 from .settings import (
     FULL,
@@ -72,6 +72,7 @@ __all__ = [
     "noise",
     "plan_jobs",
     "random_play_regret",
+    "rewrite",
     "run",
     "tuned_constants",
 ]

@@ -12,11 +12,8 @@ import jaxbandit as jb
 
 from ...report.analysis import mean_and_stderr
 
-VERDICT = {
-    "below": "below",
-    "contains": "inside CI",
-    "above": "above",
-}
+#: Where a fit's interval lies relative to a reference value.
+VERDICT = {"below": "CI below", "contains": "CI contains it", "above": "CI above"}
 
 
 def _label(name: str) -> str:
@@ -24,6 +21,17 @@ def _label(name: str) -> str:
         return jb.registry.algorithm(name).label
     except ValueError:  # a result written with an algorithm no longer registered
         return name
+
+
+def _by_number(mapping: dict) -> list:
+    """Items of a mapping keyed by numbers written as strings, in numeric order (JSON sorts them as text)."""
+    return sorted(mapping.items(), key=lambda kv: float(kv[0]))
+
+
+def _ordered(names) -> list[str]:
+    """``names`` in registry order (a JSON file may hold them sorted), unregistered ones last."""
+    order = {n: i for i, n in enumerate(jb.registry.names())}
+    return sorted(names, key=lambda n: (order.get(n, len(order)), n))
 
 
 def _ci(f: dict, digits: int = 2) -> str:
@@ -81,7 +89,7 @@ def markdown(data: dict) -> str:
         "",
         f"**Setting.** Section 6's environment: θ* and K = {s['num_arms']} contexts per round uniform on "
         f"the unit sphere of ℝ^d, d = {s['base_dim']} unless d varies; noise: {s['noise']}; ν: "
-        f"{s['nu']['what']} ({', '.join(f'ε = {e}: {v:.3g}' for e, v in s['nu']['values'].items())}); "
+        f"{s['nu']['what']} ({', '.join(f'ε = {e}: {v:.3g}' for e, v in _by_number(s['nu']['values']))}); "
         f"adversary: {s['adversary']}. Grids: T ∈ {horizons} (one compiled sweep per T, with the theory "
         f"constants for that T), ε ∈ {plan['eps']}, C ∈ {plan['budgets']} at T = "
         f"{s['corruption_horizon']}, d ∈ {plan['dims']} at T = {s['dim_horizon']} (C = 0). "
@@ -93,7 +101,7 @@ def markdown(data: dict) -> str:
         "excess slope: slope of log(R(C) − R(0)) against log C over C > 0 with a positive mean excess.",
         "",
         "**Random play.** A learner that never learns pays T·g(d), g(d) = E[max_k ⟨x_k, θ*⟩]: "
-        + ", ".join(f"g({d}) = {v['mean']:.4f}" for d, v in rp.items())
+        + ", ".join(f"g({d}) = {v['mean']:.4f}" for d, v in _by_number(rp))
         + ". The tables give final regret as a fraction of it (`R/rand`): near 1, the algorithm is "
         "still exploring and its exponent in T is near 1 whatever the theory says.",
         "",
@@ -102,7 +110,7 @@ def markdown(data: dict) -> str:
         "| algorithm | cost | horizons run | constants | tuned values | note |",
         "|---|---|---|---|---|---|",
     ]
-    for a in data["algorithms"].values():
+    for a in (data["algorithms"][m] for m in _ordered(data["algorithms"])):
         tv = ", ".join(f"{k} = {v:g}" for k, v in (a["tuned_values"] or {}).items()) or "—"
         lines.append(
             f"| {a['label']} | {a['cost']} | {a['horizons']} | {', '.join(a['constants'])} | {tv} | "
@@ -239,7 +247,17 @@ def _verdicts(data, fits) -> list[str]:
         )
         bs = [r["T"]["slope"] for r in rows if "error" not in r["T"]]
         if bs:
-            lines.append(f"  Fitted b ranges over [{min(bs):.2f}, {max(bs):.2f}].")
+            g = data["random_play"]["per_round"][str(data["settings"]["base_dim"])]["mean"]
+            near = sum(
+                1
+                for r in rows
+                if "error" not in r["T"] and _num(r["T"]["mean"][-1]) >= 0.8 * r["T"]["x"][-1] * g
+            )
+            lines.append(
+                f"  Fitted b ranges over [{min(bs):.2f}, {max(bs):.2f}]; in {near} of {len(bs)} rows the "
+                "regret at the largest T is still ≥ 0.8 of random play's (no learning yet: b near 1 says "
+                "nothing about the asymptotic exponent there)."
+            )
         by_alg: dict = {}
         for r in rows:
             if "error" not in r["T"]:
@@ -271,9 +289,16 @@ def _verdicts(data, fits) -> list[str]:
         d = [r["d"]["interval_vs"]["linear"] for r in rows if "error" not in r["d"]]
         if d:
             ds = [r["d"]["slope"] for r in rows if "error" not in r["d"]]
+            rs = _random_slope(data)
+            extra = ""
+            if rs is not None:
+                hits = sum(
+                    1 for r in rows if "error" not in r["d"] and r["d"]["ci_low"] <= rs <= r["d"]["ci_high"]
+                )
+                extra = f"; the interval contains random play's slope {rs:.2f} in {hits} of {len(d)}"
             lines.append(
                 f"- **{v} constants, d:** the slope's interval relative to 1: {_count(d)}; slopes "
-                f"range over [{min(ds):.2f}, {max(ds):.2f}]."
+                f"range over [{min(ds):.2f}, {max(ds):.2f}]{extra}."
             )
     pairs = data.get("identical", {}).get("pairs", [])
     if pairs:
@@ -297,9 +322,11 @@ def _verdicts(data, fits) -> list[str]:
                 parts.append(f"γ = {_ci(lin, 3)} per unit C")
             exc = r["C"]["excess_loglog"]
             if "error" not in exc:
-                parts.append(f"excess slope in C {_ci(exc)} ({VERDICT[exc['interval_vs']['linear']]} 1)")
+                parts.append(
+                    f"excess slope in C {_ci(exc)} against 1 ({VERDICT[exc['interval_vs']['linear']]})"
+                )
             if "error" not in r["d"]:
-                parts.append(f"d slope {_ci(r['d'])} ({VERDICT[r['d']['interval_vs']['linear']]} 1)")
+                parts.append(f"d slope {_ci(r['d'])} against 1 ({VERDICT[r['d']['interval_vs']['linear']]})")
             lines.append("- " + "; ".join(parts) + ".")
     return lines
 
@@ -321,10 +348,12 @@ def _reference(ax, x, y0, slope, style, label):
 def draw(arrays: dict, data: dict, out: Path) -> dict:
     """``scaling_T.png``, ``scaling_C.png``, ``scaling_d.png``: rows = constants, columns = ε, one line
     (mean ± s.e. over seeds) per algorithm, log–log, with the theory's slopes as reference lines."""
+    from matplotlib import ticker
+
     from ...report.plots import _pyplot, save_figure
 
     plt = _pyplot()
-    methods = list(data["algorithms"])
+    methods = _ordered(data["algorithms"])
     variants = [
         v for v in ("theory", "tuned") if any(v in a["constants"] for a in data["algorithms"].values())
     ]
@@ -373,16 +402,22 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
                         ls="-" if spec[2] == "O(1)" else "--",
                     )
                     firsts.append((x[ok][0], mean[ok][0]))
+                xs = np.asarray(grid, float)
+                xs = xs[xs > 0]
                 if firsts:
                     x0 = min(f[0] for f in firsts)
                     y0 = float(np.exp(np.mean([np.log(f[1]) for f in firsts if f[0] == x0])))
-                    xs = np.asarray(grid, float)
-                    xs = xs[xs > 0]
                     if part == "T":
-                        _reference(ax, xs, y0, 1 / (1 + e), ":", f"slope 1/(1+ε) = {1 / (1 + e):.2f}")
+                        _reference(ax, xs, y0, 1 / (1 + e), ":", "slope 1/(1+ε)")
                     _reference(ax, xs, y0, 1.0, "-.", "slope 1")
+                ceiling = _random_play_line(data, part, xs)
+                if ceiling is not None:
+                    ax.plot(xs, ceiling, "--", color="black", lw=1.0, label="random play T·g(d)")
                 ax.set_xscale("log")
                 ax.set_yscale("log")
+                ax.set_xticks(xs)
+                ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+                ax.xaxis.set_minor_formatter(ticker.NullFormatter())
                 ax.set_title(f"{v} constants, ε = {e:g}", fontsize=9)
                 ax.set_xlabel(xlabel)
                 ax.set_ylabel(ylabel)
@@ -397,9 +432,37 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
     return paths
 
 
+def _random_play_line(data: dict, part: str, xs: np.ndarray) -> np.ndarray | None:
+    """Regret of never learning, T·g(d), along the x axis of a T or d panel (None for C)."""
+    per = data["random_play"]["per_round"]
+    s = data["settings"]
+    if part == "T":
+        return xs * per[str(s["base_dim"])]["mean"]
+    if part == "d" and all(str(int(d)) in per for d in xs):
+        return np.asarray([s["dim_horizon"] * per[str(int(d))]["mean"] for d in xs])
+    return None
+
+
 def _spec(name: str) -> tuple[str, str, str]:
     try:
         s = jb.registry.algorithm(name)
         return s.label, s.color, s.cost
     except ValueError:
         return name, "tab:gray", "O(1)"
+
+
+def rewrite(out) -> dict:
+    """Redraw ``scaling.md`` and the figures in ``out`` from its ``scaling.json`` and ``scaling.npz``
+    (nothing re-run); returns the paths written."""
+    import json
+
+    from ...report.results import atomic_write_bytes
+
+    out = Path(out)
+    data = json.loads((out / "scaling.json").read_text())
+    with np.load(out / "scaling.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    paths = draw(arrays, data, out)
+    text = markdown(data)
+    atomic_write_bytes(out / "scaling.md", lambda f: f.write(text.encode()))
+    return {**paths, "md": out / "scaling.md"}
