@@ -199,7 +199,7 @@ def _add_scaling_parser(sub) -> None:
         "--seeds",
         type=_positive_int,
         default=None,
-        help="reported seeds 0..N-1, N >= 2 (default 8 quick, 100 full)",
+        help="reported seeds 0..N-1, N >= 2 (default 6 quick, 100 full)",
     )
     sc.add_argument("--horizons", type=_number_list(int), default=None, metavar="T1,T2", help="the T grid")
     sc.add_argument("--eps", type=_number_list(float), default=None, metavar="E1,E2", help="the eps grid")
