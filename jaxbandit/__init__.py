@@ -29,6 +29,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "plots": "jaxbandit.report.plots",
     "figure1": "jaxbandit.experiments.figure1",
+    "scaling": "jaxbandit.experiments.scaling",
     "testing": "jaxbandit.testing",
 }
 
@@ -84,6 +85,7 @@ __all__ = [
     "omd_glb",
     "plots",
     "registry",
+    "scaling",
     "simulate",
     "sweep",
     "testing",

@@ -9,6 +9,9 @@
   constants ``figure1 --constants tuned --tuned-file FILE`` reads (``jaxbandit.experiments.figure1.tune``);
 - ``python -m jaxbandit bench [--quick] [--out DIR] [--algorithms ...] [--device gpu] [--resume]``: the
   robustness benchmark (``jaxbandit.experiments.bench``).
+- ``python -m jaxbandit scaling [--quick] [--out DIR] [--algorithms A B ...] [--seeds N]
+  [--progress/--no-progress]``: exponents of regret in T, C and d against the theory
+  (``jaxbandit.experiments.scaling.run``).
 
 Every ``ValueError`` from bad input, and every argument error, becomes a one-line ``error: ...``
 message and exit status 2.
@@ -80,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_figure1_parser(sub)
     _add_tune_parser(sub)
     _add_bench_parser(sub)
+    _add_scaling_parser(sub)
     return parser
 
 
@@ -191,6 +195,71 @@ def _add_tune_parser(sub) -> None:
     )
     tune.add_argument("--baselines", action="store_true", help="also tune every other registered algorithm")
     tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+
+
+def _number_list(kind):
+    """An argparse type: comma-separated numbers of ``kind`` (int or float)."""
+
+    def parse(text: str) -> tuple:
+        try:
+            values = tuple(kind(v) for v in text.split(",") if v.strip())
+        except ValueError:
+            what = "integers" if kind is int else "numbers"
+            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of {what}") from None
+        if not values:
+            raise argparse.ArgumentTypeError(f"{text!r} is empty: give comma-separated values")
+        return values
+
+    return parse
+
+
+def _add_scaling_parser(sub) -> None:
+    sc = sub.add_parser(
+        "scaling",
+        help="scaling laws: exponents of regret in T, C and d against the theory",
+        description="Final regret of every registered algorithm (theory and Figure 1's tuned constants) "
+        "against T for several eps (fit: exponent vs 1/(1+eps)), against the corruption budget C "
+        "(vs linear) and against d (vs linear), with bootstrap confidence intervals over seeds. "
+        "The default grids are meant for a GPU; --quick is a few minutes on a CPU.",
+    )
+    sc.add_argument("--quick", action="store_true", help="small grids and short horizons (a CPU run)")
+    sc.add_argument("--out", type=Path, default=Path("out/scaling"), help="output directory")
+    sc.add_argument(
+        "--algorithms",
+        nargs="+",
+        default=None,
+        metavar="NAME",
+        help="registered algorithms (space- or comma-separated; default: every one in jb.registry)",
+    )
+    sc.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=None,
+        help="reported seeds 0..N-1, N >= 2 (default 6 quick, 100 full)",
+    )
+    sc.add_argument("--horizons", type=_number_list(int), default=None, metavar="T1,T2", help="the T grid")
+    sc.add_argument("--eps", type=_number_list(float), default=None, metavar="E1,E2", help="the eps grid")
+    sc.add_argument(
+        "--budgets", type=_number_list(float), default=None, metavar="C1,C2", help="the C grid (must hold 0)"
+    )
+    sc.add_argument("--dims", type=_number_list(int), default=None, metavar="D1,D2", help="the d grid")
+    sc.add_argument(
+        "--linear-cost-max-horizon",
+        type=_positive_int,
+        default=None,
+        metavar="T",
+        help="O(t) algorithms run only horizons <= T (default 1000 quick, 4000 full)",
+    )
+    sc.add_argument(
+        "--tuned-file", type=Path, default=None, metavar="FILE", help="Figure 1's tuned constants to use"
+    )
+    sc.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="sweeps compiled and run at once (default: the CPU count, at most 4 on a CPU, 8 on a GPU)",
+    )
+    sc.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
 
 
 def _add_demo_args(p: argparse.ArgumentParser) -> None:
@@ -317,6 +386,27 @@ def main(argv=None) -> int:
             )
         elif args.command == "bench":
             run_bench_command(args)
+        elif args.command == "scaling":
+            from jaxbandit.experiments import scaling
+
+            algorithms = None
+            if args.algorithms is not None:
+                algorithms = tuple(a.strip() for arg in args.algorithms for a in arg.split(",") if a.strip())
+            scaling.run(
+                args.quick,
+                args.out,
+                algorithms=algorithms,
+                seeds=args.seeds,
+                horizons=args.horizons,
+                eps=args.eps,
+                budgets=args.budgets,
+                dims=args.dims,
+                linear_cost_max_horizon=args.linear_cost_max_horizon,
+                tuned_file=args.tuned_file,
+                workers=args.workers,
+                progress=args.progress,
+                command=command,
+            )
         return 0
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)

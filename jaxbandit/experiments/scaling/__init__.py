@@ -1,0 +1,78 @@
+"""Scaling laws against the theory (issue 14, part 2): how final regret grows with T, C and d.
+
+Tani & Futami's bound (Corollary col:regret_nu, C known, ν a constant) is
+Reg(T) = Õ(d·T^{1/(1+ε)} + d·T^{(1−ε)/(2(1+ε))}·(1 ∨ C)) — d·C at ε = 1. Measured here, for every
+registered algorithm (``jb.registry``), each with its theory constants and with Figure 1's tuned ones:
+
+- **(a)** the exponent b of final regret in T, log R_T = a + b log T, for several ε, against 1/(1+ε)
+  and 1/2. Noise: centred Pareto(1 + ε + 0.1, 1) — its (1+ε)-moment exists and no moment of order
+  ≥ 1.1 + ε does, so it is as heavy as the assumption allows (ε = 0.4 is Figure 1's panel (c)). Each T
+  is its own run with the theory constants for that T (T is static: one compiled sweep per algorithm
+  and T, cached); C = 0.
+- **(b)** final regret against the flip adversary's budget C (a traced grid axis: no recompilation):
+  R = α + γC, and the log–log slope of R(C) − R(0) against C, against linear.
+- **(c)** final regret against d (static: one compiled sweep per d), log–log slope against 1.
+
+Fits (``fit``): least squares on the seed means, 95 % percentile-bootstrap intervals resampling seeds
+jointly across the grid (seed s faces the same stream at every T and C). Seeds 0..n−1; the tuned
+constants were tuned on seeds 1000–1009. Only the final round is recorded (memory O(runs)).
+Algorithms whose registry cost is O(t) (a refit over the whole history every round) run only the
+horizons up to the plan's ``linear_cost_max_horizon``.
+
+Modules: ``settings`` (environment, grids, tuned constants, factories), ``fit``, ``run``, ``report``
+(``scaling.md`` from the JSON, the figures).
+
+Command line::
+
+    python -m jaxbandit scaling [--quick] [--out DIR] [--algorithms A B ...] [--seeds N]
+                                [--progress/--no-progress]
+
+Writes ``DIR/scaling.json`` (every fit with its interval, settings, versions, device, timings),
+``DIR/scaling.md``, ``DIR/scaling.npz`` (the final regrets ``T/<alg>``, ``C/<alg>``, ``C_spent/<alg>``,
+``d/<alg>`` `[variant, eps, grid, seed]` and the grids) and ``DIR/scaling_{T,C,d}.png``.
+"""
+
+from __future__ import annotations
+
+from .fit import SlopeFit, excess_loglog_fit, linear_fit, loglog_fit
+from .report import draw, markdown, rewrite
+from .run import Job, ScalingResult, default_workers, identical_pairs, plan_jobs, random_play_regret, run
+from .settings import (
+    FULL,
+    QUICK,
+    Plan,
+    algorithm_factory,
+    check_algorithms,
+    check_plan,
+    environment,
+    moment_bound,
+    noise,
+    tuned_constants,
+)
+
+__all__ = [
+    "FULL",
+    "QUICK",
+    "Job",
+    "Plan",
+    "ScalingResult",
+    "SlopeFit",
+    "algorithm_factory",
+    "check_algorithms",
+    "check_plan",
+    "default_workers",
+    "draw",
+    "environment",
+    "excess_loglog_fit",
+    "identical_pairs",
+    "linear_fit",
+    "loglog_fit",
+    "markdown",
+    "moment_bound",
+    "noise",
+    "plan_jobs",
+    "random_play_regret",
+    "rewrite",
+    "run",
+    "tuned_constants",
+]

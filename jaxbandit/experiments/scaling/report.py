@@ -1,0 +1,468 @@
+"""The scaling run written up: ``scaling.md`` (from the JSON content alone, so it can be rewritten without
+re-running anything) and the log–log figures (matplotlib, loaded on first use)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+import jaxbandit as jb
+
+from ...report.analysis import mean_and_stderr
+
+#: Where a fit's interval lies relative to a reference value.
+VERDICT = {"below": "CI below", "contains": "CI contains it", "above": "CI above"}
+
+
+def _label(name: str) -> str:
+    try:
+        return jb.registry.algorithm(name).label
+    except ValueError:  # a result written with an algorithm no longer registered
+        return name
+
+
+def _by_number(mapping: dict) -> list:
+    """Items of a mapping keyed by numbers written as strings, in numeric order (JSON sorts them as text)."""
+    return sorted(mapping.items(), key=lambda kv: float(kv[0]))
+
+
+def _ordered(names) -> list[str]:
+    """``names`` in registry order (a JSON file may hold them sorted), unregistered ones last."""
+    order = {n: i for i, n in enumerate(jb.registry.names())}
+    return sorted(names, key=lambda n: (order.get(n, len(order)), n))
+
+
+def _ci(f: dict, digits: int = 2) -> str:
+    if "error" in f:
+        return "—"
+    return f"{f['slope']:.{digits}f} [{f['ci_low']:.{digits}f}, {f['ci_high']:.{digits}f}]"
+
+
+def _num(x) -> float:
+    return float("nan") if isinstance(x, str) else float(x)
+
+
+def _random_slope(data: dict) -> float | None:
+    """Log–log slope of random play's per-round regret against d (over the d grid)."""
+    per = data["random_play"]["per_round"]
+    dims = [d for d in data["settings"]["plan"]["dims"] if str(d) in per]
+    if len(dims) < 2:
+        return None
+    x = np.log(np.asarray(dims, float))
+    y = np.log([per[str(d)]["mean"] for d in dims])
+    xc = x - x.mean()
+    return float((y - y.mean()) @ xc / (xc @ xc))
+
+
+def markdown(data: dict) -> str:
+    """``scaling.md``: the setting, the three parts' tables, and where the theory's shape holds."""
+    s = data["settings"]
+    plan = s["plan"]
+    fits = data["fits"]
+    rp = data["random_play"]["per_round"]
+    level = round(100 * data["confidence_level"])
+    horizons = plan["horizons"]
+    lines = [
+        "# Scaling of regret with T, C and d, against the theory",
+        "",
+        f"`{data['command']}` — {data['mode']} run, {data['created']}, "
+        f"{len(s['seeds'])} seeds (0..{len(s['seeds']) - 1}), on {data['device']['device_kind']} "
+        f"({data['device']['backend']}), {data['wall_seconds']['total']:.0f} s in all "
+        f"({data['wall_seconds']['sweeps_including_compilation']:.0f} s of sweeps including compilation, "
+        f"{data['workers']} at a time); jaxbandit {data['versions']['jaxbandit']}, "
+        f"jax {data['versions']['jax']}.",
+        "",
+        "**Theory.** "
+        + data["theory"]["bound"]
+        + ". Predicted: exponent of T "
+        + data["theory"]["exponent_T"]
+        + "; growth in C "
+        + data["theory"]["growth_C"]
+        + "; growth in d "
+        + data["theory"]["growth_d"]
+        + ". These are upper bounds: an exponent *below* the bound's is consistent with it (the bound "
+        "is not tight on this instance); one whose interval lies *above* it means that over the measured "
+        "range regret grows faster than the bound's shape (constants and logarithms dominate, or the "
+        "asymptotic regime is not reached).",
+        "",
+        f"**Setting.** Section 6's environment: θ* and K = {s['num_arms']} contexts per round uniform on "
+        f"the unit sphere of ℝ^d, d = {s['base_dim']} unless d varies; noise: {s['noise']}; ν: "
+        f"{s['nu']['what']} ({', '.join(f'ε = {e}: {v:.3g}' for e, v in _by_number(s['nu']['values']))}); "
+        f"adversary: {s['adversary']}. Grids: T ∈ {horizons} (one compiled sweep per T, with the theory "
+        f"constants for that T), ε ∈ {plan['eps']}, C ∈ {plan['budgets']} at T = "
+        f"{s['corruption_horizon']}, d ∈ {plan['dims']} at T = {s['dim_horizon']} (C = 0). "
+        f"{s['linear_cost_cap']}. Tuned constants: {s['tuned']['file']} ({s['tuned']['setting']} "
+        f"setting; see below).",
+        "",
+        f"**Fits.** {data['fit_method']}; {level}% intervals, {data['resamples']} resamples. "
+        "b: slope of log mean final regret against log T (or log d); γ: regret per unit of C; "
+        "excess slope: slope of log(R(C) − R(0)) against log C over C > 0 with a positive mean excess.",
+        "",
+        "**Random play.** A learner that never learns pays T·g(d), g(d) = E[max_k ⟨x_k, θ*⟩]: "
+        + ", ".join(f"g({d}) = {v['mean']:.4f}" for d, v in _by_number(rp))
+        + ". The tables give final regret as a fraction of it (`R/rand`): near 1, the algorithm is "
+        "still exploring and its exponent in T is near 1 whatever the theory says.",
+        "",
+        "## Constants",
+        "",
+        "| algorithm | cost | horizons run | constants | tuned values | note |",
+        "|---|---|---|---|---|---|",
+    ]
+    for a in (data["algorithms"][m] for m in _ordered(data["algorithms"])):
+        tv = ", ".join(f"{k} = {v:g}" for k, v in (a["tuned_values"] or {}).items()) or "—"
+        lines.append(
+            f"| {a['label']} | {a['cost']} | {a['horizons']} | {', '.join(a['constants'])} | {tv} | "
+            f"{a['tuned_note']} |"
+        )
+    lines += _part_a(data, fits, rp, horizons)
+    lines += _part_b(data, fits, rp)
+    lines += _part_c(data, fits, rp)
+    lines += _verdicts(data, fits)
+    return "\n".join(lines) + "\n"
+
+
+def _ratio(mean_at: float, horizon: int, g: float) -> str:
+    return f"{mean_at / (horizon * g):.2f}" if math.isfinite(mean_at) else "—"
+
+
+def _part_a(data, fits, rp, horizons) -> list[str]:
+    g = rp[str(data["settings"]["base_dim"])]["mean"]
+    lines = [
+        "",
+        "## (a) Exponent of final regret in T (C = 0)",
+        "",
+        "| algorithm | constants | ε | T range | b [95% CI] | 1/(1+ε) | b vs 1/(1+ε) | b vs 1/2 | "
+        "R(T_max) | R/rand |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in fits:
+        f = r["T"]
+        if "error" in f:
+            lines.append(
+                f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | — | {f['error']} | "
+                f"{1 / (1 + r['eps']):.2f} | | | | |"
+            )
+            continue
+        T_max = int(f["x"][-1])
+        R = _num(f["mean"][-1])
+        lines.append(
+            f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {int(f['x'][0])}–{T_max} | "
+            f"{_ci(f)} | {f['theory']:.2f} | {VERDICT[f['interval_vs']['theory']]} | "
+            f"{VERDICT[f['interval_vs']['half']]} | {R:.1f} | {_ratio(R, T_max, g)} |"
+        )
+    return lines
+
+
+def _part_b(data, fits, rp) -> list[str]:
+    s = data["settings"]
+    T = s["corruption_horizon"]
+    budgets = s["plan"]["budgets"]
+    lines = [
+        "",
+        f"## (b) Growth of final regret in C (T = {T}, d = {s['base_dim']}, flip adversary)",
+        "",
+        f"| algorithm | constants | ε | R(0) | R(C_max = {max(budgets):g}) | γ per unit C [95% CI] | "
+        "excess slope [95% CI] | vs 1 | spent / C at C_max |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in fits:
+        c = r["C"]
+        lin, exc = c["linear"], c["excess_loglog"]
+        if "error" in lin:
+            lines.append(
+                f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {lin['error']} |||||"
+            )
+            continue
+        spent = _num(c["spent_mean"][-1]) / max(budgets) if max(budgets) > 0 else float("nan")
+        exc_txt = _ci(exc) if "error" not in exc else "— (< 2 budgets with R(C) > R(0))"
+        vs = VERDICT[exc["interval_vs"]["linear"]] if "error" not in exc else "—"
+        lines.append(
+            f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {_num(lin['mean'][0]):.1f} | "
+            f"{_num(lin['mean'][-1]):.1f} | {_ci(lin, 3)} | {exc_txt} | {vs} | {spent:.2f} |"
+        )
+    return lines
+
+
+def _part_c(data, fits, rp) -> list[str]:
+    s = data["settings"]
+    dims = s["plan"]["dims"]
+    rs = _random_slope(data)
+    lines = [
+        "",
+        f"## (c) Growth of final regret in d (T = {s['dim_horizon']}, C = 0)",
+        "",
+    ]
+    if len(dims) < 2:
+        return lines + [f"Not measured: the d grid {dims} has fewer than 2 values."]
+    if rs is not None:
+        lines += [
+            f"In this environment the instance gets *easier* as d grows: random play's per-round regret "
+            f"g(d) has log–log slope {rs:.2f} in d over d ∈ {dims} (⟨x, θ*⟩ has standard deviation "
+            "1/√d). The theory's linear d is a worst case over instances; its shape would show here as a "
+            "slope near 1, the instance's own scale as a slope near the random-play slope.",
+            "",
+        ]
+    lines += [
+        "| algorithm | constants | ε | d slope [95% CI] | vs 1 | R(d) | R/rand at each d |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in fits:
+        f = r["d"]
+        if "error" in f:
+            lines.append(f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {f['error']} ||||")
+            continue
+        Rs = [_num(v) for v in f["mean"]]
+        ratios = [
+            _ratio(R, s["dim_horizon"], data["random_play"]["per_round"][str(int(d))]["mean"])
+            for R, d in zip(Rs, f["x"])
+        ]
+        lines.append(
+            f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {_ci(f)} | "
+            f"{VERDICT[f['interval_vs']['linear']]} | {', '.join(f'{R:.0f}' for R in Rs)} | "
+            f"{', '.join(ratios)} |"
+        )
+    return lines
+
+
+def _count(rows) -> str:
+    n = {k: sum(1 for r in rows if r == k) for k in ("below", "contains", "above")}
+    return f"{n['above']} above, {n['contains']} inside, {n['below']} below (of {len(rows)})"
+
+
+def _verdicts(data, fits) -> list[str]:
+    """Plain statements with numbers: where the measured shape matches the theory's and where not."""
+    lines = ["", "## Where the theory's shape holds and where it does not", ""]
+    for v in ("theory", "tuned"):
+        rows = [r for r in fits if r["constants"] == v]
+        if not rows:
+            continue
+        a = [r["T"]["interval_vs"]["theory"] for r in rows if "error" not in r["T"]]
+        half = [r["T"]["interval_vs"]["half"] for r in rows if "error" not in r["T"]]
+        lines.append(
+            f"- **{v} constants, T-exponent:** the interval of b lies relative to 1/(1+ε): "
+            f"{_count(a)}; "
+            f"relative to 1/2: {_count(half)}."
+        )
+        bs = [r["T"]["slope"] for r in rows if "error" not in r["T"]]
+        if bs:
+            g = data["random_play"]["per_round"][str(data["settings"]["base_dim"])]["mean"]
+            near = sum(
+                1
+                for r in rows
+                if "error" not in r["T"] and _num(r["T"]["mean"][-1]) >= 0.8 * r["T"]["x"][-1] * g
+            )
+            lines.append(
+                f"  Fitted b ranges over [{min(bs):.2f}, {max(bs):.2f}]; in {near} of {len(bs)} rows the "
+                "regret at the largest T is still ≥ 0.8 of random play's (no learning yet: b near 1 says "
+                "nothing about the asymptotic exponent there)."
+            )
+        by_alg: dict = {}
+        for r in rows:
+            if "error" not in r["T"]:
+                by_alg.setdefault(r["algorithm"], []).append((r["eps"], r["T"]["slope"]))
+        eps = sorted({r["eps"] for r in rows})
+        if len(eps) >= 2:
+            lo, hi = eps[0], eps[-1]
+            pred = 1 / (1 + lo) - 1 / (1 + hi)
+            diffs = [
+                f"{_label(m)} {dict(p)[lo] - dict(p)[hi]:+.2f}"
+                for m, p in by_alg.items()
+                if lo in dict(p) and hi in dict(p)
+            ]
+            lines.append(f"  b(ε = {lo:g}) − b(ε = {hi:g}), theory {pred:+.2f}: " + ", ".join(diffs) + ".")
+        c = [
+            r["C"]["excess_loglog"]["interval_vs"]["linear"]
+            for r in rows
+            if "error" not in r["C"]["excess_loglog"]
+        ]
+        n_c_err = sum(1 for r in rows if "error" in r["C"]["excess_loglog"])
+        gam = [r["C"]["linear"] for r in rows if "error" not in r["C"]["linear"]]
+        pos = sum(1 for f in gam if f["ci_low"] > 0)
+        lines.append(
+            f"- **{v} constants, C:** γ's interval lies above 0 in {pos} of {len(gam)} rows; the excess "
+            f"slope's interval relative to 1: {_count(c)}"
+            + (f"; {n_c_err} row(s) had fewer than 2 budgets with a positive mean excess" if n_c_err else "")
+            + "."
+        )
+        d = [r["d"]["interval_vs"]["linear"] for r in rows if "error" not in r["d"]]
+        if d:
+            ds = [r["d"]["slope"] for r in rows if "error" not in r["d"]]
+            rs = _random_slope(data)
+            extra = ""
+            if rs is not None:
+                hits = sum(
+                    1 for r in rows if "error" not in r["d"] and r["d"]["ci_low"] <= rs <= r["d"]["ci_high"]
+                )
+                extra = f"; the interval contains random play's slope {rs:.2f} in {hits} of {len(d)}"
+            lines.append(
+                f"- **{v} constants, d:** the slope's interval relative to 1: {_count(d)}; slopes "
+                f"range over [{min(ds):.2f}, {max(ds):.2f}]{extra}."
+            )
+    pairs = data.get("identical", {}).get("pairs", [])
+    if pairs:
+        lines.append(
+            "- **Identical algorithms:** "
+            + "; ".join(f"{_label(a)} and {_label(b)}" for a, b in pairs)
+            + " gave bitwise equal final regrets in every run (every ε, T, C, d, constants and seed), so "
+            "whatever distinguishes them (e.g. knowing C) changed no arm here."
+        )
+    cr = [r for r in fits if r["algorithm"] == "cr_hvt_ucb" and "error" not in r["T"]]
+    if cr:
+        lines += ["", "CR-Hvt-UCB (the paper's algorithm), row by row:", ""]
+        for r in cr:
+            f = r["T"]
+            parts = [
+                f"{r['constants']}, ε = {r['eps']:g}: b = {_ci(f)} against 1/(1+ε) = {f['theory']:.2f} "
+                f"({VERDICT[f['interval_vs']['theory']]})"
+            ]
+            lin = r["C"]["linear"]
+            if "error" not in lin:
+                parts.append(f"γ = {_ci(lin, 3)} per unit C")
+            exc = r["C"]["excess_loglog"]
+            if "error" not in exc:
+                parts.append(
+                    f"excess slope in C {_ci(exc)} against 1 ({VERDICT[exc['interval_vs']['linear']]})"
+                )
+            if "error" not in r["d"]:
+                parts.append(f"d slope {_ci(r['d'])} against 1 ({VERDICT[r['d']['interval_vs']['linear']]})")
+            lines.append("- " + "; ".join(parts) + ".")
+    return lines
+
+
+# --- figures -----------------------------------------------------------------------------------------
+
+
+def _mean_se(Y: np.ndarray):
+    """Seed mean and standard error along the last axis; NaN rows stay NaN."""
+    mean, se = mean_and_stderr(np.moveaxis(Y, -1, 0), axis=0)
+    return np.asarray(mean), np.asarray(se)
+
+
+def _reference(ax, x, y0, slope, style, label):
+    x = np.asarray([x[0], x[-1]], float)
+    ax.plot(x, y0 * (x / x[0]) ** slope, style, color="0.35", lw=1.0, label=label)
+
+
+def draw(arrays: dict, data: dict, out: Path) -> dict:
+    """``scaling_T.png``, ``scaling_C.png``, ``scaling_d.png``: rows = constants, columns = ε, one line
+    (mean ± s.e. over seeds) per algorithm, log–log, with the theory's slopes as reference lines."""
+    from matplotlib import ticker
+
+    from ...report.plots import _pyplot, save_figure
+
+    plt = _pyplot()
+    methods = _ordered(data["algorithms"])
+    variants = [
+        v for v in ("theory", "tuned") if any(v in a["constants"] for a in data["algorithms"].values())
+    ]
+    eps = [float(e) for e in arrays["eps"]]
+    paths = {}
+    panels = {
+        "png_T": ("T", arrays["horizons"], "horizon T", "final regret R(T)"),
+        "png_C": ("C", arrays["budgets"], "corruption budget C", "R(C) − R(0)"),
+        "png_d": ("d", arrays["dims"], "dimension d", "final regret R(d)"),
+    }
+    for key, (part, grid, xlabel, ylabel) in panels.items():
+        if part == "d" and len(grid) < 2:
+            continue
+        fig, axes = plt.subplots(
+            len(variants),
+            len(eps),
+            figsize=(4.2 * len(eps), 3.4 * len(variants)),
+            squeeze=False,
+            sharex=True,
+        )
+        for vi, v in enumerate(variants):
+            for ei, e in enumerate(eps):
+                ax = axes[vi, ei]
+                firsts = []
+                for m in methods:
+                    Y = arrays[f"{part}/{m}"][("theory", "tuned").index(v), ei]  # [grid, seed]
+                    x = np.asarray(grid, float)
+                    if part == "C":
+                        Y = Y - Y[:1]
+                        x, Y = x[1:], Y[1:]
+                    mean, se = _mean_se(Y)
+                    ok = np.isfinite(mean) & (mean > 0)
+                    if ok.sum() < 1:
+                        continue
+                    spec = _spec(m)
+                    ax.errorbar(
+                        x[ok],
+                        mean[ok],
+                        yerr=se[ok],
+                        marker="o",
+                        ms=3,
+                        lw=1.2,
+                        capsize=2,
+                        label=spec[0],
+                        color=spec[1],
+                        ls="-" if spec[2] == "O(1)" else "--",
+                    )
+                    firsts.append((x[ok][0], mean[ok][0]))
+                xs = np.asarray(grid, float)
+                xs = xs[xs > 0]
+                if firsts:
+                    x0 = min(f[0] for f in firsts)
+                    y0 = float(np.exp(np.mean([np.log(f[1]) for f in firsts if f[0] == x0])))
+                    if part == "T":
+                        _reference(ax, xs, y0, 1 / (1 + e), ":", "slope 1/(1+ε)")
+                    _reference(ax, xs, y0, 1.0, "-.", "slope 1")
+                ceiling = _random_play_line(data, part, xs)
+                if ceiling is not None:
+                    ax.plot(xs, ceiling, "--", color="black", lw=1.0, label="random play T·g(d)")
+                ax.set_xscale("log")
+                ax.set_yscale("log")
+                ax.set_xticks(xs)
+                ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+                ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+                ax.set_title(f"{v} constants, ε = {e:g}", fontsize=9)
+                ax.set_xlabel(xlabel)
+                ax.set_ylabel(ylabel)
+                ax.grid(True, which="both", alpha=0.3)
+        handles, labels = axes[0, 0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+        fig.tight_layout()
+        path = out / f"scaling_{part}.png"
+        save_figure(fig, path)
+        plt.close(fig)
+        paths[key] = path
+    return paths
+
+
+def _random_play_line(data: dict, part: str, xs: np.ndarray) -> np.ndarray | None:
+    """Regret of never learning, T·g(d), along the x axis of a T or d panel (None for C)."""
+    per = data["random_play"]["per_round"]
+    s = data["settings"]
+    if part == "T":
+        return xs * per[str(s["base_dim"])]["mean"]
+    if part == "d" and all(str(int(d)) in per for d in xs):
+        return np.asarray([s["dim_horizon"] * per[str(int(d))]["mean"] for d in xs])
+    return None
+
+
+def _spec(name: str) -> tuple[str, str, str]:
+    try:
+        s = jb.registry.algorithm(name)
+        return s.label, s.color, s.cost
+    except ValueError:
+        return name, "tab:gray", "O(1)"
+
+
+def rewrite(out) -> dict:
+    """Redraw ``scaling.md`` and the figures in ``out`` from its ``scaling.json`` and ``scaling.npz``
+    (nothing re-run); returns the paths written."""
+    import json
+
+    from ...report.results import atomic_write_bytes
+
+    out = Path(out)
+    data = json.loads((out / "scaling.json").read_text())
+    with np.load(out / "scaling.npz", allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    paths = draw(arrays, data, out)
+    text = markdown(data)
+    atomic_write_bytes(out / "scaling.md", lambda f: f.write(text.encode()))
+    return {**paths, "md": out / "scaling.md"}

@@ -1,0 +1,320 @@
+"""The scaling experiment (``python -m jaxbandit scaling``): its fits against closed forms and synthetic
+data with a known exponent, its argument checks, its plan of sweeps, and a tiny end-to-end CLI run."""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jaxbandit as jb
+from jaxbandit import cli
+from jaxbandit.experiments import scaling
+from jaxbandit.experiments.figure1 import load_tuned
+from jaxbandit.experiments.scaling import fit as F
+from jaxbandit.experiments.scaling import settings as S
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- fits: closed forms ------------------------------------------------------------------------------
+
+
+def test_loglog_fit_recovers_an_exact_power_law_and_its_interval_collapses():
+    """Y = A x^b f_s: every seed mean is A x^b mean(f), so the slope is b exactly; the seed factors are
+    the same at every x, and seeds are resampled jointly across x, so every resample's slope is b too."""
+    x = np.array([250.0, 500.0, 1000.0, 2000.0])
+    b, A = 0.62, 3.5
+    f = np.array([0.5, 1.0, 2.0, 4.0, 1.3])
+    Y = A * x[:, None] ** b * f[None, :]
+    out = F.loglog_fit(x, Y, resamples=300)
+    assert out.slope == pytest.approx(b, abs=1e-12)
+    assert out.intercept == pytest.approx(math.log(A * f.mean()), abs=1e-12)
+    assert out.ci_low == pytest.approx(b, abs=1e-12) and out.ci_high == pytest.approx(b, abs=1e-12)
+    assert out.valid_resamples == 300 and out.seeds == 5
+    assert out.x == tuple(x) and out.mean == pytest.approx(tuple(A * x**b * f.mean()))
+
+
+def test_linear_fit_recovers_an_exact_line_and_its_interval_collapses():
+    x = np.array([0.0, 25.0, 50.0, 100.0, 200.0])
+    alpha, gamma = 40.0, 0.75
+    offsets = np.array([-3.0, 0.0, 5.0, 11.0])  # per seed, the same at every C
+    Y = alpha + gamma * x[:, None] + offsets[None, :]
+    out = F.linear_fit(x, Y, resamples=300)
+    assert out.slope == pytest.approx(gamma, abs=1e-12)
+    assert out.intercept == pytest.approx(alpha + offsets.mean(), abs=1e-10)
+    assert (out.ci_low, out.ci_high) == pytest.approx((gamma, gamma), abs=1e-12)
+
+
+def test_excess_fit_takes_per_seed_differences_and_leaves_out_non_positive_excess():
+    x = np.array([0.0, 10.0, 20.0, 40.0, 80.0])
+    b, k = 0.8, 2.0
+    base = np.array([100.0, 150.0, 90.0])  # R(0) per seed, very different
+    excess = k * x**b
+    excess[1] = -5.0  # a budget where corruption happened to help on average: left out
+    Y = base[None, :] + excess[:, None]
+    out = F.excess_loglog_fit(x, Y, resamples=300)
+    assert out.x == (20.0, 40.0, 80.0)
+    assert out.slope == pytest.approx(b, abs=1e-12)
+    assert out.intercept == pytest.approx(math.log(k), abs=1e-12)
+    assert (out.ci_low, out.ci_high) == pytest.approx((b, b), abs=1e-12)
+
+
+def test_compare_places_a_value_below_inside_or_above_the_interval():
+    x = np.array([1.0, 2.0, 4.0])
+    out = F.loglog_fit(x, np.stack([x**0.5, x**0.5]).T, resamples=100)
+    assert out.compare(0.7) == "below" and out.compare(0.5) == "contains" and out.compare(0.3) == "above"
+    assert out.contains(0.5) and not out.contains(0.7)
+
+
+# --- fits: coverage on synthetic noise --------------------------------------------------------------
+
+
+def test_bootstrap_interval_covers_a_known_exponent_at_about_its_level():
+    """Y[i, s] = A x_i^b exp(σ z_is), independent log-normal noise: the seed mean's logarithm has slope b
+    in expectation. Over 200 synthetic data sets (fixed NumPy seed) the 95 % interval should cover b in
+    about 95 % of them; a percentile bootstrap with 30 seeds under-covers slightly, hence [0.88, 0.99]."""
+    rng = np.random.default_rng(20261126)
+    x = np.array([250.0, 500.0, 1000.0, 2000.0, 4000.0])
+    b, A, sigma = 0.7, 2.0, 0.5
+    reps, covered, widths = 200, 0, []
+    for r in range(reps):
+        Y = A * x[:, None] ** b * np.exp(sigma * rng.standard_normal((x.size, 30)))
+        out = F.loglog_fit(x, Y, resamples=500, seed=r)
+        covered += out.contains(b)
+        widths.append(out.ci_high - out.ci_low)
+    assert 0.88 <= covered / reps <= 0.99
+    # and the interval is informative: its width is a fraction of the exponent
+    assert 0.0 < np.median(widths) < 0.3
+
+
+def test_linear_interval_covers_a_known_slope_at_about_its_level():
+    rng = np.random.default_rng(7)
+    x = np.array([0.0, 50.0, 100.0, 200.0, 400.0])
+    reps, covered = 200, 0
+    for r in range(reps):
+        Y = 30.0 + 0.4 * x[:, None] + 20.0 * rng.standard_normal((x.size, 25))
+        covered += F.linear_fit(x, Y, resamples=500, seed=r).contains(0.4)
+    assert 0.88 <= covered / reps <= 0.99
+
+
+@pytest.mark.parametrize(
+    "x, Y, match",
+    [
+        ([1.0, 2.0], np.ones((3, 4)), "x must be 1-D"),
+        ([1.0, 2.0], np.ones((2, 1)), "at least 2"),
+        ([2.0, 2.0], np.ones((2, 4)), "2 distinct grid points"),
+        ([0.0, 2.0], np.ones((2, 4)), "every x > 0"),
+        ([1.0, 2.0], np.zeros((2, 4)), "must all be > 0"),
+        ([1.0, np.nan], np.ones((2, 4)), "finite"),
+    ],
+)
+def test_loglog_fit_rejects_bad_input(x, Y, match):
+    with pytest.raises(ValueError, match=match):
+        F.loglog_fit(x, Y, resamples=100)
+
+
+def test_fit_options_and_excess_grid_are_checked():
+    with pytest.raises(ValueError, match="resamples"):
+        F.linear_fit([0.0, 1.0], np.ones((2, 3)), resamples=10)
+    with pytest.raises(ValueError, match="level"):
+        F.linear_fit([0.0, 1.0], np.ones((2, 3)), level=1.5)
+    with pytest.raises(ValueError, match="hold 0"):
+        F.excess_loglog_fit([1.0, 2.0, 3.0], np.ones((3, 3)))
+    with pytest.raises(ValueError, match="positive mean excess"):
+        F.excess_loglog_fit([0.0, 1.0, 2.0], np.ones((3, 3)))
+
+
+# --- settings, plan and argument checks -------------------------------------------------------------
+
+
+def _run_fails(match, **kwargs):
+    with pytest.raises(ValueError, match=match):
+        scaling.run(True, "/nonexistent/never-written", progress=False, verbose=False, **kwargs)
+
+
+def test_unknown_algorithm_lists_the_registered_names():
+    with pytest.raises(ValueError) as err:
+        scaling.run(True, algorithms=["oful", "no_such_ucb"], progress=False, verbose=False)
+    assert "no_such_ucb" in str(err.value)
+    for name in jb.registry.names():
+        assert name in str(err.value)
+    _run_fails("named twice", algorithms=["oful", "oful"])
+
+
+def test_default_algorithms_are_the_registry():
+    assert S.check_algorithms(None) == jb.registry.names()
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"seeds": 1}, "seeds=1 is invalid"),
+        ({"seeds": 0}, "seeds=0 is invalid"),
+        ({"seeds": 2000}, "tuning seeds"),
+        ({"horizons": [500]}, "horizons=.* at least 2"),
+        ({"horizons": [2, 500]}, "horizons=.* >= 4"),
+        ({"horizons": [500, 500]}, "horizons=.* distinct"),
+        ({"horizons": [500, 1000.5]}, "horizons=.* integers"),
+        ({"horizons": "500,1000"}, "horizons=.* list"),
+        ({"eps": [0.0, 1.0]}, r"eps=.* \(0, 1\]"),
+        ({"eps": [1.5]}, r"eps=.* \(0, 1\]"),
+        ({"budgets": [10.0, 20.0]}, "must include 0"),
+        ({"budgets": [0.0, -1.0]}, "budgets=.*"),
+        ({"dims": [0, 10]}, "dims=.* >= 1"),
+        ({"linear_cost_max_horizon": 100}, "linear_cost_max_horizon=100 is invalid"),
+    ],
+)
+def test_bad_grids_raise_before_anything_runs(kwargs, match):
+    _run_fails(match, **kwargs)
+
+
+def test_out_must_be_a_directory(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(ValueError, match="not a directory"):
+        scaling.run(True, f, progress=False, verbose=False)
+
+
+def test_plan_runs_each_algorithm_per_horizon_and_dimension_with_the_cap_on_linear_cost():
+    plan = S.override(scaling.QUICK, horizons=(100, 200, 400, 800), linear_cost_max_horizon=200)
+    assert plan.corruption_horizon == 200 and plan.dim_horizon == 200  # moved into the new grid
+    jobs = scaling.plan_jobs(plan, jb.registry.names())
+    for name, spec in jb.registry.algorithms().items():
+        mine = [j for j in jobs if j.method == name]
+        at_base = sorted(j.horizon for j in mine if j.dim == S.DIM)
+        expected = [t for t in plan.horizons if spec.cost != "O(t)" or t <= 200]
+        assert at_base == expected, name
+        others = sorted(j.dim for j in mine if j.dim != S.DIM)
+        assert others == [d for d in plan.dims if d != S.DIM]
+        assert all(j.horizon == plan.dim_horizon for j in mine if j.dim != S.DIM)
+        for j in mine:  # the whole C grid only where part (b) is measured
+            full = j.horizon == plan.corruption_horizon and j.dim == S.DIM
+            assert j.budgets == (plan.budgets if full else (0.0,))
+    assert len(set(jobs)) == len(jobs)
+
+
+def test_plan_override_checks_fields():
+    with pytest.raises(ValueError, match="not a field"):
+        S.override(scaling.QUICK, colour=3)
+    assert S.override(scaling.QUICK) == S.check_plan(scaling.QUICK)
+    for plan in (scaling.QUICK, scaling.FULL):
+        assert S.check_plan(plan) == plan
+        assert plan.dim_horizon in plan.horizons and plan.corruption_horizon in plan.horizons
+
+
+def test_noise_is_as_heavy_as_eps_allows_and_nu_bounds_its_moment():
+    for eps in (0.1, 0.2, 0.4, 0.7, 1.0):
+        family = S.noise(eps)
+        assert float(family.max_order) == pytest.approx(1.0 + eps + S.TAIL_MARGIN)
+        nu = float(S.moment_bound(eps))
+        shape = 1.0 + eps + S.TAIL_MARGIN
+        assert nu >= float(family.moment_bound(eps)) * (1 - 1e-6)
+        assert nu >= float(jb.noise.raw_pareto_moment_bound(shape, 1.0, eps)) * (1 - 1e-6)
+    # the paper's setting: ε = 0.4, Pareto(1.5), ν = 15^{1/1.4}
+    assert float(S.moment_bound(0.4)) == pytest.approx(15 ** (1 / 1.4), rel=1e-5)
+
+
+def test_tuned_constants_come_from_figure1s_pareto_setting_or_are_absent_with_a_reason():
+    data = load_tuned()
+    for name in jb.registry.names():
+        values, note = S.tuned_constants(data, name)
+        best = data["methods"][name]["noise"]["pareto"]["best"]
+        assert values == tuple(float(best[k]) for k in jb.registry.algorithm(name).grid)
+        assert "unchanged" in note
+    without = {"methods": {k: v for k, v in data["methods"].items() if k != "oful"}}
+    values, note = S.tuned_constants(without, "oful")
+    assert values is None and "theory constants only" in note
+
+
+def test_random_play_regret_against_an_independent_monte_carlo():
+    rng = np.random.default_rng(3)
+    for d in (3, 10):
+        theta = np.zeros(d)
+        theta[0] = 1.0
+        X = rng.standard_normal((40000, 20, d))
+        X /= np.linalg.norm(X, axis=-1, keepdims=True)
+        direct = (X @ theta).max(axis=1)
+        mean, se = scaling.random_play_regret([d], samples=40000, seed=1)[d]
+        assert abs(mean - direct.mean()) < 5 * math.hypot(se, direct.std() / math.sqrt(direct.size))
+    # d = 1: x = ±1, so the best of 20 is 1 unless all 20 are −1
+    assert scaling.random_play_regret([1], samples=1000)[1][0] == pytest.approx(1.0, abs=1e-12)
+
+
+# --- CLI ---------------------------------------------------------------------------------------------
+
+
+def test_cli_errors_are_one_line_with_status_2(capsys):
+    assert cli.main(["scaling", "--algorithms", "nope", "--quick", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: algorithm='nope' is invalid") and "\n" not in err
+    assert "cr_hvt_ucb" in err
+    assert cli.main(["scaling", "--quick", "--seeds", "1", "--no-progress"]) == 2
+    assert "seeds=1 is invalid" in capsys.readouterr().err
+    for bad in (["--horizons", "100,x"], ["--seeds", "0"], ["--dims", ""]):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["scaling", *bad])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("error:") and "\n" not in err
+
+
+@pytest.mark.slow
+def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+        XLA_FLAGS=" ".join(filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])),
+    )
+    args = ["--algorithms", "oful", "--horizons", "30,60", "--eps", "0.5,1", "--budgets", "0,5,10"]
+    args += ["--dims", "5,10", "--seeds", "3", "--out", str(tmp_path), "--no-progress"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxbandit", "scaling", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for name in ("scaling.json", "scaling.md", "scaling.npz"):
+        assert (tmp_path / name).is_file()
+    for part in ("T", "C", "d"):
+        assert (tmp_path / f"scaling_{part}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.loads((tmp_path / "scaling.json").read_text())
+    assert list(data["algorithms"]) == ["oful"]
+    assert data["settings"]["plan"]["horizons"] == [30, 60]
+    rows = data["fits"]
+    assert {(r["constants"], r["eps"]) for r in rows} == {
+        (v, e) for v in ("theory", "tuned") for e in (0.5, 1.0)
+    }
+    for r in rows:
+        f = r["T"]
+        assert math.isfinite(f["slope"]) and f["ci_low"] <= f["slope"] <= f["ci_high"]
+        assert f["theory"] == pytest.approx(1 / (1 + r["eps"]))
+        assert f["x"] == [30.0, 60.0] and f["seeds"] == 3
+        assert math.isfinite(r["C"]["linear"]["slope"]) and math.isfinite(r["d"]["slope"])
+    for key in ("versions", "device", "wall_seconds", "fit_method", "theory"):
+        assert key in data
+    with np.load(tmp_path / "scaling.npz") as z:
+        assert z["T/oful"].shape == (2, 2, 2, 3)  # [variant, eps, horizon, seed]
+        assert np.all(np.isfinite(z["T/oful"])) and np.all(z["T/oful"] >= 0)
+    md = (tmp_path / "scaling.md").read_text()
+    assert "Where the theory's shape holds" in md and "OFUL" in md
+    # the report is a function of the JSON alone: redrawn from the files, it is the same text
+    scaling.rewrite(tmp_path)
+    assert (tmp_path / "scaling.md").read_text() == md
+
+
+def test_identical_pairs_are_bitwise_equal_everywhere_and_nan_where_neither_ran():
+    base = np.arange(24, dtype=float).reshape(2, 3, 4)
+    arrays = {}
+    for m, shift in (("a", 0.0), ("b", 0.0), ("c", 1e-9)):
+        for part in ("T", "C", "d"):
+            arr = base + shift
+            arr[0, 0, 0] = np.nan
+            arrays[f"{part}/{m}"] = arr
+    assert scaling.identical_pairs(arrays, ("a", "b", "c")) == [["a", "b"]]
