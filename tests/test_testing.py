@@ -131,6 +131,12 @@ ENVIRONMENTS = {  # every noise family and every adversary (each pairing compile
     "gaussian+targeted(θ†)": lambda: jb.envs.linear(
         D, K, noise=jb.noise.gaussian(0.5), corruption=jb.corruption.targeted(np.inf, target=[0.0, 1.0, 0.0])
     ),
+    "select+select": lambda: jb.envs.linear(
+        D,
+        K,
+        noise=jb.noise.select([jb.noise.gaussian(0.5), jb.noise.student_t(3.0)], 1),
+        corruption=jb.corruption.select([jb.corruption.none(), jb.corruption.flip(2.0)], 1),
+    ),
     "replay+flip": _replay,
 }
 

@@ -217,6 +217,17 @@ CASES = [
     ("flip_rounds neg", lambda: jb.corruption.flip_rounds(-1), ["rounds=-1", "[0, inf]"]),
     ("flip_rounds frac", lambda: jb.corruption.flip_rounds(2.5), ["rounds=2.5", "whole number"]),
     ("random_sign budget", lambda: jb.corruption.random_sign(-2.0), ["budget=-2.0", "[0, inf]"]),
+    (
+        "corruption select index",
+        lambda: jb.corruption.select([jb.corruption.none(), jb.corruption.flip(1.0)], 2),
+        ["index=2", "[0, 1]", "adversaries"],
+    ),
+    ("corruption select empty", lambda: jb.corruption.select([], 0), ["adversaries=[]"]),
+    (
+        "noise select index",
+        lambda: jb.noise.select([jb.noise.gaussian(), jb.noise.student_t(3.0)], 0.5),
+        ["index=0.5", "[0, 1]", "families"],
+    ),
     ("random_sign rate", lambda: jb.corruption.random_sign(1.0, rate=1.5), ["rate=1.5", "[0, 1]"]),
     ("random_sign scale", lambda: jb.corruption.random_sign(1.0, scale=NAN), ["scale=nan", "[0, inf)"]),
     ("random_sign seed", lambda: jb.corruption.random_sign(1.0, seed=-1), ["seed=-1", ">= 0"]),
