@@ -143,7 +143,7 @@ def test_unknown_algorithm_lists_the_registered_names():
     assert "no_such_ucb" in str(err.value)
     for name in jb.registry.names():
         assert name in str(err.value)
-    _run_fails("named twice", algorithms=["oful", "oful"])
+    _run_fails("a name is given twice", algorithms=["oful", "oful"])
 
 
 def test_default_algorithms_are_the_registry():
@@ -251,7 +251,7 @@ def test_random_play_regret_against_an_independent_monte_carlo():
 def test_cli_errors_are_one_line_with_status_2(capsys):
     assert cli.main(["scaling", "--algorithms", "nope", "--quick", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: algorithm='nope' is invalid") and "\n" not in err
+    assert err.startswith("error: algorithms=['nope'] is invalid: choose from") and "\n" not in err
     assert "cr_hvt_ucb" in err
     assert cli.main(["scaling", "--quick", "--seeds", "1", "--no-progress"]) == 2
     assert "seeds=1 is invalid" in capsys.readouterr().err

@@ -147,6 +147,19 @@ def check_int(name: str, value, low: int = 1) -> int:
     return int(value)
 
 
+def check_names(name: str, given, valid) -> tuple[str, ...]:
+    """``given`` (a name or names) as a non-empty tuple of distinct members of ``valid``; the
+    ``ValueError`` lists the valid names (CLI lists of algorithms, adversaries, noises)."""
+    given = (given,) if isinstance(given, str) else tuple(given)
+    valid = tuple(valid)
+    bad = [g for g in given if g not in valid]
+    if not given or bad:
+        raise ValueError(f"{name}={list(given)!r} is invalid: choose from {list(valid)}")
+    if len(set(given)) != len(given):
+        raise ValueError(f"{name}={list(given)!r} is invalid: a name is given twice")
+    return given
+
+
 def check_choice(name: str, options, index) -> list:
     """``options`` as a non-empty list, and a concrete ``index`` checked to pick one of them (a traced
     index is checked at its grid values by the sweep's validation of the factories)."""

@@ -20,6 +20,7 @@ import numpy as np
 import jaxbandit as jb
 
 from ...agents.registry import Problem
+from ...core import validation as V
 from ...core.dtypes import as_float
 
 DIM, NUM_ARMS = 10, 20
@@ -81,16 +82,6 @@ FULL: dict[str, Any] = dict(
 TUNE_SEED_START = 1000
 
 
-def _names(kind: str, given, valid: tuple[str, ...]) -> tuple[str, ...]:
-    given = (given,) if isinstance(given, str) else tuple(given)
-    bad = [g for g in given if g not in valid]
-    if not given or bad:
-        raise ValueError(f"{kind}={list(given)!r} is invalid: choose from {list(valid)}")
-    if len(set(given)) != len(given):
-        raise ValueError(f"{kind}={list(given)!r} is invalid: a name is given twice")
-    return given
-
-
 def _grid(name: str, values, low: float, high: float, low_open: bool) -> tuple[float, ...]:
     try:
         out = tuple(float(v) for v in values)
@@ -123,9 +114,9 @@ def make_settings(
     the valid values. Reported seeds are 0..n−1, tuning seeds 1000..1000+m−1 (disjoint)."""
     base = QUICK if quick else FULL
     algorithms = jb.registry.names() if algorithms is None else algorithms
-    algs = _names("algorithms", algorithms, jb.registry.names())
-    advs = _names("adversaries", adversaries, ADVERSARIES)
-    nois = _names("noises", noises, NOISES)
+    algs = V.check_names("algorithms", algorithms, jb.registry.names())
+    advs = V.check_names("adversaries", adversaries, ADVERSARIES)
+    nois = V.check_names("noises", noises, NOISES)
     horizon = base["horizon"] if horizon is None else horizon
     seeds = base["seeds"] if seeds is None else seeds
     tune_seeds = base["tune_seeds"] if tune_seeds is None else tune_seeds

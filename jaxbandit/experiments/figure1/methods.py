@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import jaxbandit as jb
 
 from ...agents.registry import AlgorithmSpec, Problem
+from ...core import validation as V
 from .settings import DIM, eps_nu_values, index, pick
 
 #: The paper's two methods; every other registered algorithm is a baseline (``--baselines``).
@@ -37,16 +38,7 @@ def constant_names(method: str) -> tuple[str, ...]:
 
 def check_methods(selected) -> tuple[str, ...]:
     """``selected`` as a tuple of distinct registered names."""
-    if isinstance(selected, str):
-        selected = (selected,)
-    selected = tuple(selected)
-    valid = all_methods()
-    bad = [m for m in selected if m not in valid]
-    if not selected or bad:
-        raise ValueError(f"methods={selected!r} is invalid: choose from {valid}")
-    if len(set(selected)) != len(selected):
-        raise ValueError(f"methods={selected!r} is invalid: a method is named twice")
-    return selected
+    return V.check_names("methods", selected, all_methods())
 
 
 def problem(horizon: int, p) -> Problem:

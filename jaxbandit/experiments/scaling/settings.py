@@ -15,6 +15,7 @@ import numpy as np
 import jaxbandit as jb
 
 from ...agents.registry import AlgorithmSpec, Problem
+from ...core import validation as V
 from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
 
 #: Pareto's tail index exceeds 1 + ε by this much: the (1+ε)-moment exists, the (1.1+ε)-moment does not.
@@ -277,16 +278,6 @@ def override(plan: Plan, **fields) -> Plan:
 def check_algorithms(selected) -> tuple[str, ...]:
     """Registered names (default: every registered algorithm), distinct; a ``ValueError`` lists the
     valid names."""
-    valid = jb.registry.names()
     if selected is None:
-        return valid
-    if isinstance(selected, str):
-        selected = (selected,)
-    selected = tuple(selected)
-    bad = [m for m in selected if m not in valid]
-    if not selected or bad:
-        shown = bad[0] if bad else selected
-        raise ValueError(f"algorithm={shown!r} is invalid: registered algorithms are {valid}")
-    if len(set(selected)) != len(selected):
-        raise ValueError(f"algorithms={selected!r} is invalid: an algorithm is named twice")
-    return selected
+        return jb.registry.names()
+    return V.check_names("algorithms", selected, jb.registry.names())
