@@ -13,3 +13,9 @@ def float_dtype():
 def as_float(x):
     """``x`` as an array of the default floating dtype (tracers pass through, cast)."""
     return jnp.asarray(x, dtype=float_dtype())
+
+
+def as_index(x):
+    """A grid value holding a whole number (possibly traced: a ``jb.sweep`` axis of indices) as an
+    int32 index."""
+    return jnp.round(jnp.asarray(x)).astype(jnp.int32)

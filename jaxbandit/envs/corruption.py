@@ -16,7 +16,7 @@ from jax.typing import ArrayLike
 
 from ..core import linalg
 from ..core import validation as V
-from ..core.dtypes import as_float, float_dtype
+from ..core.dtypes import as_float, as_index, float_dtype
 from ..core.types import Adversary, AdversaryView
 
 Array = jax.Array
@@ -164,7 +164,7 @@ def select(adversaries, index) -> Adversary:
     declared ``budget`` is the chosen one's when every adversary declares one (else none is declared).
     """
     adversaries = V.check_choice("adversaries", adversaries, index)
-    i = jnp.round(jnp.asarray(index)).astype(jnp.int32)
+    i = as_index(index)
 
     def init():
         return tuple(a.init() for a in adversaries)

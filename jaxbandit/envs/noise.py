@@ -26,7 +26,7 @@ from jax.scipy.special import gammaln
 from jax.typing import ArrayLike
 
 from ..core import validation as V
-from ..core.dtypes import as_float, float_dtype
+from ..core.dtypes import as_float, as_index, float_dtype
 from ..core.linalg import clamp_reward  # draws are clamped to the same ±√(float max) as rewards
 
 Array = jax.Array
@@ -397,7 +397,7 @@ def select(families, index) -> NoiseFamily:
     has no finite moment does not raise).
     """
     families = V.check_choice("families", families, index)
-    i = jnp.round(jnp.asarray(index)).astype(jnp.int32)
+    i = as_index(index)
 
     def sample(key, t):
         draws = [f.sample(key, t) for f in families]

@@ -158,6 +158,14 @@ def result_format(path) -> str:
     return suffix if suffix in (".nc", ".zarr") else ".npz"
 
 
+def write_netcdf(ds, path) -> Path:
+    """Write the Dataset ``ds`` to ``path`` as netCDF4 (h5netcdf), atomically and without fill values
+    (NaN, ±inf and −0.0 round-trip bit for bit); returns the path."""
+    with atomic_path(path) as tmp:
+        ds.to_netcdf(tmp, engine="h5netcdf", encoding=no_fill_encoding(ds))
+    return Path(path)
+
+
 def require(*modules: str, what: str):
     """Import ``modules`` (the last is returned) or raise an ``ImportError`` naming the extra."""
     module = None
@@ -341,10 +349,7 @@ class SweepResult:
             return path
         if fmt == ".nc":
             require("h5py", "h5netcdf", "xarray", what="SweepResult.save to .nc")
-            ds = self.to_xarray()
-            with atomic_path(path) as tmp:
-                ds.to_netcdf(tmp, engine="h5netcdf", encoding=no_fill_encoding(ds))
-            return path
+            return write_netcdf(self.to_xarray(), path)
         zarr = require("xarray", "zarr", what="SweepResult.save to .zarr")
         ds = self.to_xarray()
         ds.attrs[COMPLETE_ATTR] = True

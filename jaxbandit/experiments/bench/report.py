@@ -91,6 +91,14 @@ def _attack_table(info: dict):
     return [a["adversary"] for a in attacks], np.array([a["C"] for a in attacks], np.float64)
 
 
+def _without_corruption(values: np.ndarray, info: dict) -> np.ndarray:
+    """``values`` `[alg, noise, attack, ...]` at the ``none`` attack (averaged over the attacks when it
+    was not run): `[alg, noise, ...]`."""
+    kinds, _ = _attack_table(info)
+    none = [i for i, k in enumerate(kinds) if k == "none"]
+    return values[:, :, none or slice(None)].mean(axis=2)
+
+
 def frontier(result: SweepResult, info: dict, constants: int) -> dict:
     """``{adversary: (C values, mean [alg, C], s.e. [alg, C])}``: final regret averaged over noise settings
     per seed, against C; C = 0 is the no-corruption scenario (shared by every adversary)."""
@@ -108,10 +116,8 @@ def frontier(result: SweepResult, info: dict, constants: int) -> dict:
 def versus_eps(result: SweepResult, info: dict, constants: int) -> dict:
     """``{family: (ε values, mean [alg, ε], s.e. [alg, ε])}`` for families run at several ε: final regret
     without corruption (the ``none`` attack; averaged over attacks when it was not run)."""
-    kinds, _ = _attack_table(info)
     noises = info["noises"]
-    final = _final(result)[:, constants]  # [alg, noise, attack, seed]
-    clean = final[:, :, [i for i, k in enumerate(kinds) if k == "none"] or slice(None)].mean(axis=2)
+    clean = _without_corruption(_final(result)[:, constants], info)  # [alg, noise, seed]
     out = {}
     for fam in dict.fromkeys(n["family"] for n in noises):
         idx = [i for i, n in enumerate(noises) if n["family"] == fam]
@@ -125,13 +131,10 @@ def versus_eps(result: SweepResult, info: dict, constants: int) -> dict:
 def loglog_slopes(result: SweepResult, info: dict, constants: int, start: float = 0.1) -> dict:
     """The slope of log R_t against log t over the recorded rounds t ≥ ``start``·T, per seed, then
     mean ± s.e. over seeds: ``{noise name: (eps, mean [alg], s.e. [alg])}``, without corruption."""
-    kinds, _ = _attack_table(info)
     rounds = np.asarray(result.coords["round"], np.float64)
     keep = rounds >= start * rounds[-1]
-    curve = np.asarray(result.data["cumulative_regret"], np.float64)[
-        :, constants
-    ]  # [alg, noise, attack, seed, r]
-    clean = curve[:, :, [i for i, k in enumerate(kinds) if k == "none"] or slice(None)].mean(axis=2)
+    curve = np.asarray(result.data["cumulative_regret"], np.float64)[:, constants]
+    clean = _without_corruption(curve, info)  # [alg, noise, seed, round]
     x = np.log(rounds[keep])
     y = np.log(np.maximum(clean[..., keep], 1e-12))  # [alg, noise, seed, r]
     xc = x - x.mean()
@@ -148,6 +151,19 @@ def loglog_slopes(result: SweepResult, info: dict, constants: int, start: float 
 
 def _fmt(m, s) -> str:
     return f"{m:.1f} ± {s:.1f}"
+
+
+def _table(title: str, columns: list[str], labels: list[str], mean, se) -> list[str]:
+    """A titled Markdown table, one row per algorithm, one ``mean ± s.e.`` cell per column."""
+    lines = [
+        f"**{title}**",
+        "",
+        "| algorithm | " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * len(columns),
+    ]
+    for i, label in enumerate(labels):
+        lines.append(f"| {label} | " + " | ".join(_fmt(m, s) for m, s in zip(mean[i], se[i])) + " |")
+    return [*lines, ""]
 
 
 def markdown(result: SweepResult, info: dict) -> str:
@@ -215,20 +231,12 @@ def markdown(result: SweepResult, info: dict) -> str:
         "",
     ]
     for adv, (levels, mean, se) in frontier(result, info, tuned_c).items():
-        lines += [f"**{adv}**", "", "| algorithm | " + " | ".join(f"C = {c:g}" for c in levels) + " |",
-                  "|---|" + "---:|" * len(levels)]  # fmt: skip
-        for i, label in enumerate(labels):
-            lines.append(f"| {label} | " + " | ".join(_fmt(m, s) for m, s in zip(mean[i], se[i])) + " |")
-        lines.append("")
+        lines += _table(adv, [f"C = {c:g}" for c in levels], labels, mean, se)
     eps_tables = versus_eps(result, info, tuned_c)
     if eps_tables:
         lines += ["## Regret against ε (tuned constants, no corruption)", ""]
         for fam, (eps, mean, se) in eps_tables.items():
-            lines += [f"**{fam}**", "", "| algorithm | " + " | ".join(f"ε = {e:g}" for e in eps) + " |",
-                      "|---|" + "---:|" * len(eps)]  # fmt: skip
-            for i, label in enumerate(labels):
-                lines.append(f"| {label} | " + " | ".join(_fmt(m, s) for m, s in zip(mean[i], se[i])) + " |")
-            lines.append("")
+            lines += _table(fam, [f"ε = {e:g}" for e in eps], labels, mean, se)
     slopes = loglog_slopes(result, info, tuned_c)
     lines += [
         "## Log–log slopes of R_t in t (tuned constants, no corruption)",

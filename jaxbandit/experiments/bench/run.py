@@ -26,8 +26,8 @@ import numpy as np
 
 import jaxbandit as jb
 
-from ...core.dtypes import as_float
-from ...report.results import SweepResult, atomic_write_json
+from ...core.dtypes import as_float, as_index
+from ...report.results import SweepResult, atomic_write_json, require, write_netcdf
 from ...runner.tune import choose
 from ..figure1.settings import device_info, jsonable, now, versions
 from .report import write_report
@@ -61,7 +61,7 @@ def algorithm_factory(method: str, scen: Scenarios, horizon: int, coarse: bool):
     def make(p):
         prob = problem(scen, horizon, p)
         theory = spec.theory(prob)
-        i = jnp.round(jnp.asarray(p["setting"])).astype(jnp.int32)
+        i = as_index(p["setting"])
         values = {
             n: jnp.where(i == 0, theory[n], as_float(points[:, k])[jnp.maximum(i - 1, 0)])
             for k, n in enumerate(spec.grid)
@@ -201,9 +201,7 @@ def combine(parts: dict[str, SweepResult], info: dict) -> SweepResult:
     first = next(iter(parts.values()))
     data = {k: np.stack([p.data[k] for p in parts.values()]) for k in first.data}
     coords = {"algorithm": np.array(list(parts)), **first.coords}
-    meta = {k: v for k, v in info.items() if k not in ("timings",)}
-    meta["timings"] = info.get("timings", {})
-    return SweepResult(("algorithm", *first.dims), coords, data, jsonable(meta))
+    return SweepResult(("algorithm", *first.dims), coords, data, jsonable(dict(info)))
 
 
 def to_dataset(result: SweepResult, info: dict):
@@ -230,15 +228,10 @@ def save_results(out: Path, result: SweepResult, info: dict) -> list[Path]:
     """``results.npz`` always; ``results.nc`` too when xarray and a netCDF engine are installed."""
     written = [result.save(Path(out) / "results.npz")]
     try:
-        ds = to_dataset(result, info)
-        path = Path(out) / "results.nc"
-        tmp = path.with_name(".results.nc.tmp")
-        ds.to_netcdf(tmp, engine="h5netcdf")
-        tmp.replace(path)
-        written.append(path)
+        require("h5py", "h5netcdf", "xarray", what="the benchmark's results.nc")
     except ImportError:
-        pass
-    return written
+        return written
+    return [*written, write_netcdf(to_dataset(result, info), Path(out) / "results.nc")]
 
 
 def run_bench(

@@ -15,13 +15,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import jaxbandit as jb
 
 from ...agents.registry import Problem
 from ...core import validation as V
-from ...core.dtypes import as_float
+from ...core.dtypes import as_float, as_index
 
 DIM, NUM_ARMS = 10, 20
 #: Every adversary of the benchmark; ``none`` is the C = 0 scenario of every other one.
@@ -216,10 +217,6 @@ def scenarios(settings: BenchSettings) -> Scenarios:
     return Scenarios(tuple(noise_settings(settings)), tuple(attacks(settings)))
 
 
-def _pick(values, i):
-    return as_float(values)[jax.numpy.round(jax.numpy.asarray(i)).astype(jax.numpy.int32)]
-
-
 @functools.cache
 def environment_factory(scen: Scenarios):
     """``p -> Environment`` for ``p["noise"]`` and ``p["attack"]`` (indices into ``scen``)."""
@@ -229,8 +226,9 @@ def environment_factory(scen: Scenarios):
     levels = [a.C for a in scen.attacks]
 
     def make(p):
-        C = _pick(levels, p["attack"])
-        adversary = jb.corruption.select([_adversary(k, C) for k in kinds], _pick(kind_index, p["attack"]))
+        attack = as_index(p["attack"])
+        C = as_float(levels)[attack]
+        adversary = jb.corruption.select([_adversary(k, C) for k in kinds], jnp.asarray(kind_index)[attack])
         noise = jb.noise.select(families, p["noise"])
         return jb.envs.linear(DIM, NUM_ARMS, noise=noise, corruption=adversary)
 
@@ -240,10 +238,11 @@ def environment_factory(scen: Scenarios):
 
 def problem(scen: Scenarios, horizon: int, p: Mapping) -> Problem:
     """What the learner is told at grid point ``p``: ε and ν of its noise setting, C of its attack."""
+    noise, attack = as_index(p["noise"]), as_index(p["attack"])
     return Problem(
         horizon,
         DIM,
-        eps=_pick([n.eps for n in scen.noises], p["noise"]),
-        nu=_pick([n.nu for n in scen.noises], p["noise"]),
-        corruption=_pick([a.C for a in scen.attacks], p["attack"]),
+        eps=as_float([n.eps for n in scen.noises])[noise],
+        nu=as_float([n.nu for n in scen.noises])[noise],
+        corruption=as_float([a.C for a in scen.attacks])[attack],
     )

@@ -11,13 +11,12 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 import jaxbandit as jb
 
 from ...core import validation as V
-from ...core.dtypes import as_float, float_dtype
+from ...core.dtypes import as_float, as_index, float_dtype
 from ...envs.noise import NoiseFamily
 
 DIM, NUM_ARMS = 10, 20
@@ -64,9 +63,7 @@ def eps_nu_values() -> tuple[list, list]:
     return [settings[n].eps for n in NOISES], [settings[n].nu for n in NOISES]
 
 
-def index(value) -> jax.Array:
-    """A grid value 0.0/1.0 as an int32 index (possibly traced)."""
-    return jnp.round(jnp.asarray(value)).astype(jnp.int32)
+index = as_index  # a noise-setting grid value 0.0/1.0 as an int32 index
 
 
 def pick(values, i) -> jax.Array:
