@@ -154,3 +154,20 @@ def test_seeds_are_required_and_algorithm_must_be_single():
         jb.tune({"a": fixed_arm, "b": fixed_arm}, scenario_env, {"arm": [0], "s": [0.0]}, horizon=T, seeds=2)
     with pytest.raises(ValueError, match="grid=\\{\\} is invalid"):
         jb.tune(fixed_arm, scenario_env, {}, horizon=T, seeds=2)
+
+
+def test_choose_refuses_what_is_not_one_algorithms_sweep_and_leaves_it_unchanged():
+    res = jb.SweepResult(
+        ("beta", "C", "seed", "round"),
+        {"beta": np.array([0.1, 1.0]), "C": np.array([0.0, 5.0]), "seed": np.arange(3), "round": [9]},
+        {"cumulative_regret": np.arange(12.0).reshape(2, 2, 3, 1)},
+        {"note": "mine"},
+    )
+    tuned = jb.runner.tune.choose(res, over="C")
+    assert tuned.best == {"beta": 0.1}
+    assert res.meta == {"note": "mine"}  # the caller's result is not modified
+    assert tuned.result.meta["over"] == ["C"] and tuned.result.meta["note"] == "mine"
+    with pytest.raises(ValueError, match=r"result=dict is invalid: it must be a jb\.SweepResult"):
+        jb.runner.tune.choose({"dims": ()})
+    with pytest.raises(ValueError, match=r"over=\('C', 'C'\) is invalid: it names an axis twice"):
+        jb.runner.tune.choose(res, over=("C", "C"))

@@ -15,6 +15,7 @@ the tuning seeds and picks the grid point with the smallest mean final cumulativ
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -218,7 +219,14 @@ def choose(result: SweepResult, *, over: Sequence[str] = (), objective: str = "f
     """
     if objective not in OBJECTIVES:
         raise ValueError(f"objective={objective!r} is invalid: valid objectives are {OBJECTIVES}")
+    if not isinstance(result, SweepResult) or not {"seed", "round"} <= set(result.dims):
+        raise ValueError(
+            f"result={type(result).__name__} is invalid: it must be a jb.SweepResult with 'seed' and "
+            "'round' axes (a jb.sweep of one algorithm)"
+        )
     over = (over,) if isinstance(over, str) else tuple(over)
+    if len(set(over)) != len(over):
+        raise ValueError(f"over={over!r} is invalid: it names an axis twice")
     grid_axes = tuple(d for d in result.dims if d not in ("seed", "round"))
     if "algorithm" in grid_axes:
         raise ValueError("result has an 'algorithm' axis: choose a setting for one algorithm at a time")
@@ -230,7 +238,8 @@ def choose(result: SweepResult, *, over: Sequence[str] = (), objective: str = "f
         raise ValueError(
             f"over={over!r} covers every grid axis: leave at least one axis of {grid_axes} to tune"
         )
-    result.meta.update(tuning=True, objective=objective, over=list(over))
+    result = dataclasses.replace(result, meta={**result.meta, "tuning": True, "objective": objective,
+                                               "over": list(over)})  # fmt: skip
     final, dims = _seed_last(result)  # [*grid, seed, rounds]
     final = final[..., -1]
     scenario = tuple(dims.index(n) for n in over)
