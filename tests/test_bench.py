@@ -124,6 +124,11 @@ def test_settings_refuse_bad_input(kwargs, match):
         bench.make_settings(quick=True, **kwargs)
 
 
+def test_run_bench_refuses_settings_it_did_not_make(tmp_path):
+    with pytest.raises(ValueError, match="settings=dict is invalid: build it with"):
+        bench.run_bench({"horizon": 100}, tmp_path, progress=False)
+
+
 # --- a tiny benchmark, checked against separate runs -------------------------------------------------
 
 TINY = dict(

@@ -239,6 +239,11 @@ def run_bench(
 ) -> SweepResult:
     """Run (or resume) the benchmark ``settings`` into ``out``; returns the combined result. ``devices``:
     what ``jb.sweep`` shards the streams over (default: every device of the default backend)."""
+    if not isinstance(settings, BenchSettings):
+        raise ValueError(
+            f"settings={type(settings).__name__} is invalid: build it with "
+            "jaxbandit.experiments.bench.make_settings(...)"
+        )
     out = Path(out)
     info = prepare_out(out, settings, resume)
     parts: dict[str, SweepResult] = {}
