@@ -94,6 +94,19 @@ def test_sweep_validates_the_grid_before_tracing():
         jb.sweep(make_alg, make_env, {"C": [0.0], "beta_scale": [0.1, np.nan]}, horizon=T)
 
 
+def test_a_factory_that_checks_concrete_arrays_is_validated_eagerly():
+    # The grid is checked with the factories staged (no array operation runs); a factory that checks
+    # its input on a jnp array needs concrete values, and is then built eagerly, so its ValueError
+    # still names the grid point.
+    def checking_alg(p):
+        if jnp.asarray(p["beta_scale"]) > 1.0:
+            raise ValueError(f"beta_scale={p['beta_scale']} is invalid: it must lie in (0, 1]")
+        return make_alg(p)
+
+    with pytest.raises(ValueError, match=r"beta_scale=2\): beta_scale=2.0 is invalid"):
+        jb.sweep(checking_alg, make_env, {"C": [0.0], "beta_scale": [0.5, 2.0]}, horizon=T)
+
+
 def test_simulate_is_jittable_and_deterministic():
     alg = jb.cr_hvt_ucb(T, D, eps=0.5, nu=2.0, corruption=3.0)
     env = jb.envs.linear(D, K, noise=jb.noise.pareto(2.0), corruption=jb.corruption.flip(3.0))

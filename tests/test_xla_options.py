@@ -27,13 +27,30 @@ def test_opt_out_and_user_flag(monkeypatch):
     assert not xla_options.command_buffers_enabled()  # the user's own flag wins
 
 
+def test_cpu_classic_emitters_opt_out_and_user_flag(monkeypatch):
+    monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", raising=False)
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    assert xla_options.compiler_options()["xla_cpu_use_fusion_emitters"] is False
+    monkeypatch.setenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", "0")
+    assert "xla_cpu_use_fusion_emitters" not in xla_options.compiler_options()
+    monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS")
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=true")
+    assert "xla_cpu_use_fusion_emitters" not in xla_options.compiler_options()  # the user's flag wins
+    monkeypatch.setenv("JAXBANDIT_COMMAND_BUFFERS", "0")
+    assert xla_options.compiler_options() == {}
+
+
 def test_same_bits_with_and_without_options_and_inside_a_users_jit(monkeypatch):
     alg, env = _setting()
-    monkeypatch.delenv("JAXBANDIT_COMMAND_BUFFERS", raising=False)
+    for variable in ("JAXBANDIT_COMMAND_BUFFERS", "JAXBANDIT_CPU_CLASSIC_EMITTERS"):
+        monkeypatch.delenv(variable, raising=False)
     with_options = jb.simulate(alg, env, 3, horizon=T)
+    monkeypatch.setenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", "0")  # XLA's default emitters on the CPU
+    default_emitters = jb.simulate(alg, env, 3, horizon=T)
     monkeypatch.setenv("JAXBANDIT_COMMAND_BUFFERS", "0")
     plain = jb.simulate(alg, env, 3, horizon=T)
     monkeypatch.delenv("JAXBANDIT_COMMAND_BUFFERS")
+    monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS")
     # Concrete arguments inside a user's jit: XLA takes options only at the top level, so none are set.
     nested = jax.jit(lambda: jb.simulate(alg, env, 3, horizon=T))()
     # A concrete key closed over by a user's jit: no traced argument, so the library first tries its
@@ -45,6 +62,7 @@ def test_same_bits_with_and_without_options_and_inside_a_users_jit(monkeypatch):
     for field in with_options._fields:
         a = np.asarray(getattr(with_options, field))
         np.testing.assert_array_equal(a, np.asarray(getattr(plain, field)))
+        np.testing.assert_array_equal(a, np.asarray(getattr(default_emitters, field)))
         np.testing.assert_array_equal(a, np.asarray(getattr(nested, field)))
         np.testing.assert_array_equal(a, np.asarray(getattr(closed_over, field)))
         np.testing.assert_array_equal(a, np.asarray(getattr(batched, field))[0])

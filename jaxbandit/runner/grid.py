@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 
+import jax
 import numpy as np
 
 from ..core import validation as V
@@ -99,7 +100,7 @@ def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, 
             where = ", ".join(f"{k}={v:g}" for k, v in point.items())
             label = f"algorithm {alg_name!r}" if alg_name else "the sweep"
             try:
-                check_pair(make_alg(point), make_env(point), horizon)
+                _build_and_check(make_alg, make_env, point, horizon)
             except ValueError as err:
                 raise ValueError(f"{label} at grid point ({where}): {err}") from None
             except KeyError as err:
@@ -108,6 +109,30 @@ def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, 
                     f"{err.args[0]!r}, which the grid does not define (it has "
                     f"{list(names)})"
                 ) from None
+
+
+#: What a factory raises when it needs concrete arrays (``if jnp.any(x < 0):``) rather than Python values.
+_NEEDS_CONCRETE = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerBoolConversionError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+)
+
+
+def _build_and_check(make_alg, make_env, point, horizon) -> None:
+    """Build the point's algorithm and environment and run their checks. Staged (``make_jaxpr``): the
+    checks run on the point's Python values while no array operation executes, so no eager operation
+    compiles a program of its own (each one costs tens of milliseconds the first time). A factory that
+    needs concrete arrays to check its input is built eagerly instead."""
+
+    def build():
+        check_pair(make_alg(point), make_env(point), horizon)
+
+    try:
+        jax.make_jaxpr(build)()
+    except _NEEDS_CONCRETE:
+        build()
 
 
 def describe(factory) -> str:

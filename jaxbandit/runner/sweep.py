@@ -88,11 +88,13 @@ def _point(layout: _Layout, stream_values: Array, agent_values: Array) -> dict:
     return point
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1, 2))
-def _init_streams(make_alg, make_env, layout: _Layout, stream_params, agent_params, keys):
-    """θ*, the keys and every lane's initial state, per stream `[S]` and lane `[S, G]`."""
+@library_jit(static_argnums=(0, 1, 2))
+def _init_streams(make_alg, make_env, layout: _Layout, stream_params, agent_params, base_key, stream_seeds):
+    """θ*, the keys and every lane's initial state, per stream `[S]` and lane `[S, G]`; stream s runs
+    with ``fold_in(base_key, stream_seeds[s])`` (folded here: an eager fold_in is one more compilation)."""
 
-    def per_stream(sp, key):
+    def per_stream(sp, seed):
+        key = jax.random.fold_in(base_key, seed)
         # The stream does not depend on the lanes' axes, so any lane's values build it.
         stream = make_env(_point(layout, sp, agent_params[0])).stream
         key_env, key_rounds = jax.random.split(key)
@@ -109,7 +111,7 @@ def _init_streams(make_alg, make_env, layout: _Layout, stream_params, agent_para
             jax.vmap(per_lane)(agent_params),
         )
 
-    return jax.vmap(per_stream)(stream_params, keys)
+    return jax.vmap(per_stream)(stream_params, stream_seeds)
 
 
 @library_jit(static_argnums=(0, 1, 2, 3, 4))
@@ -398,7 +400,8 @@ class _Plan(NamedTuple):
     padded: int
     stream_params: Array  # [S_padded, stream axes]
     agent_params: Array  # [G, lane axes]
-    keys: Array  # [S_padded]
+    base_key: Array
+    stream_seeds: Array  # [S_padded]: stream s runs with fold_in(base_key, stream_seeds[s])
     mesh: Any
     chunk: int
 
@@ -416,7 +419,6 @@ class _Plan(NamedTuple):
         pad = padded - num_streams
         params = np.concatenate([params, np.repeat(params[-1:], pad, axis=0)])
         stream_seeds = np.concatenate([stream_seeds, np.repeat(stream_seeds[-1:], pad)])
-        keys = jax.vmap(lambda s: jax.random.fold_in(base_key, s))(jnp.asarray(stream_seeds))
         runs = padded * agent_points.shape[0]
         chunk = min(_default_chunk(runs, horizon) if chunk_size is None else chunk_size, horizon)
         order = tuple(names.index(n) for n in layout.stream_names + layout.agent_names)
@@ -429,7 +431,8 @@ class _Plan(NamedTuple):
             padded,
             distributed.shard_runs(jnp.asarray(params, float_dtype()), mesh),
             jnp.asarray(agent_points, float_dtype()),
-            distributed.shard_runs(keys, mesh),
+            base_key,
+            distributed.shard_runs(jnp.asarray(stream_seeds), mesh),
             mesh,
             chunk,
         )
@@ -461,7 +464,7 @@ def _run_algorithm(
     """Every chunk of one algorithm's runs, checkpointed; the kept fields as `[S_padded, G, rounds]`, or
     with ``sink``, ``sink(t0, fields)`` called with each chunk's (rounds from ``t0`` on) and {} returned."""
     args = (plan.stream_params, plan.agent_params)
-    carry = _init_streams(make_alg, make_env, plan.layout, *args, plan.keys)
+    carry = _init_streams(make_alg, make_env, plan.layout, *args, plan.base_key, plan.stream_seeds)
     kept: dict = {}
     start_round = 0
     if ckpt_path is not None:
@@ -474,7 +477,7 @@ def _run_algorithm(
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
     for t0 in range(start_round, horizon, plan.chunk):
-        rounds = jnp.arange(t0, t0 + plan.chunk, dtype=jnp.int32)
+        rounds = np.arange(t0, t0 + plan.chunk, dtype=np.int32)
         carry, out = _run_chunk(make_alg, make_env, plan.layout, horizon, per_round, *args, carry, rounds)
         sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
         # [S, n, G] -> [S, G, kept]; only kept rounds leave the device

@@ -1,11 +1,17 @@
 """XLA options the library compiles its own programs with (``jb.sweep``'s rounds, ``jb.simulate``).
 
-On a GPU a round of a bandit algorithm is about a hundred small kernels, and the projection's Newton
-loop has a data-dependent trip count that XLA otherwise drives from the host. With command buffers for
-fusions, library calls, loops and conditionals, XLA records them as CUDA graphs instead. The options
-are set per compiled program (``jax.jit(..., compiler_options=...)``), so a user's own programs are not
-touched; other backends ignore them. Opt out with ``JAXBANDIT_COMMAND_BUFFERS=0``; a user's own
-``--xla_gpu_enable_command_buffer`` in ``XLA_FLAGS`` wins over the library's.
+GPU: a round of a bandit algorithm is about a hundred small kernels, and the projection's Newton loop
+has a data-dependent trip count that XLA otherwise drives from the host. With command buffers for
+fusions, library calls, loops and conditionals, XLA records them as CUDA graphs instead.
+
+CPU: XLA:CPU's default (MLIR) fusion emitters compile every fusion of a program as its own LLVM module,
+and a round of an unrolled algorithm has hundreds of fusions; its classic emitters compile CR-Hvt-UCB's
+round 2–2.5× faster, to the same bits and the same speed (``benchmarks/compile_time.py``).
+
+The options are set per compiled program (``jax.jit(..., compiler_options=...)``), so a user's own
+programs are not touched; other backends ignore them. Opt out with ``JAXBANDIT_COMMAND_BUFFERS=0`` and
+``JAXBANDIT_CPU_CLASSIC_EMITTERS=0``; a user's own flag for either in ``XLA_FLAGS`` wins over the
+library's.
 """
 
 from __future__ import annotations
@@ -18,12 +24,26 @@ import jax
 
 COMMAND_BUFFER = "FUSION,CUBLAS,CUSTOM_CALL,WHILE,CONDITIONAL"
 
+#: option name -> (the library's value, the environment variable that opts out when "0").
+LIBRARY_OPTIONS = {
+    "xla_gpu_enable_command_buffer": (COMMAND_BUFFER, "JAXBANDIT_COMMAND_BUFFERS"),
+    "xla_cpu_use_fusion_emitters": (False, "JAXBANDIT_CPU_CLASSIC_EMITTERS"),
+}
+
+
+def _enabled(option: str) -> bool:
+    _, variable = LIBRARY_OPTIONS[option]
+    return os.environ.get(variable, "1") != "0" and option not in os.environ.get("XLA_FLAGS", "")
+
 
 def command_buffers_enabled() -> bool:
     """Whether the library compiles with its own command-buffer option (read at every call)."""
-    if os.environ.get("JAXBANDIT_COMMAND_BUFFERS", "1") == "0":
-        return False
-    return "xla_gpu_enable_command_buffer" not in os.environ.get("XLA_FLAGS", "")
+    return _enabled("xla_gpu_enable_command_buffer")
+
+
+def compiler_options() -> dict:
+    """The options the library's next compilation uses: each one not opted out (read at every call)."""
+    return {name: value for name, (value, _) in LIBRARY_OPTIONS.items() if _enabled(name)}
 
 
 def library_jit(static_argnums: Sequence[int]) -> Callable[[Callable], Callable]:
@@ -31,20 +51,21 @@ def library_jit(static_argnums: Sequence[int]) -> Callable[[Callable], Callable]
     own ``jit`` (where XLA accepts options only at the top level) it is a plain ``jax.jit``."""
 
     def decorate(fun: Callable) -> Callable:
-        plain = jax.jit(fun, static_argnums=tuple(static_argnums))
-        tuned = jax.jit(
-            fun,
-            static_argnums=tuple(static_argnums),
-            compiler_options={"xla_gpu_enable_command_buffer": COMMAND_BUFFER},
-        )
+        statics = tuple(static_argnums)
+        plain = jax.jit(fun, static_argnums=statics)
+
+        @functools.cache
+        def tuned(options: tuple) -> Callable:
+            return jax.jit(fun, static_argnums=statics, compiler_options=dict(options))
 
         @functools.wraps(fun)
         def call(*args):
             traced = any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args))
-            if traced or not command_buffers_enabled():
+            options = tuple(sorted(compiler_options().items()))
+            if traced or not options:
                 return plain(*args)
             try:
-                return tuned(*args)
+                return tuned(options)(*args)
             except ValueError as e:  # inside a user's jit with concrete arguments: options are theirs
                 if "compiler_options" not in str(e):
                     raise
