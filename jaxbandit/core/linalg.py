@@ -275,7 +275,10 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
         theta = jnp.where(done, theta - delta * u, theta)
         return k + 1, mu_next, theta, done
 
-    _, _, theta, _ = jax.lax.while_loop(unfinished, newton, (jnp.int32(0), mu0, theta_tilde, ~outside))
+    # The counter starts batched like the other carries (under vmap the loop runs until the slowest run
+    # stops, so it ends up batched anyway): vmap then batches the loop's body once, not twice.
+    k0 = jnp.where(outside, 0, 0).astype(jnp.int32)
+    _, _, theta, _ = jax.lax.while_loop(unfinished, newton, (k0, mu0, theta_tilde, ~outside))
     # Feasibility is a hard constraint of the analysis; rounding may leave ‖θ‖ a hair above the radius,
     # so clip radially — a change at the rounding level that keeps ‖θ̂‖ ≤ S exactly.
     theta = theta * jnp.minimum(1.0, radius / norm(theta))
