@@ -265,3 +265,31 @@ def test_default_demo_arguments_unchanged():
         "out/demo",
         True,
     )
+
+
+@pytest.mark.slow
+def test_the_demos_method_axis_is_bitwise_the_methods_run_as_separate_algorithms(tmp_path):
+    """The demo runs its three methods as one grid axis of one compiled sweep; each row must be the
+    algorithm the label names, run on its own (jb.cr_hvt_ucb with Python constants, jb.hvt_ucb)."""
+    from jaxbandit.experiments import demo
+
+    T, seeds, d, K = 40, 2, 10, 20
+    res = demo.run_demo(T, seeds, tmp_path, progress=False)["result"]
+    nu = 3**0.5
+    separate = jb.sweep(
+        {
+            "theory": lambda p: jb.cr_hvt_ucb(T, d, eps=1.0, nu=nu, corruption=p["C"]),
+            "hvt": lambda p: jb.hvt_ucb(T, d, eps=1.0, nu=nu, beta_scale=demo.DEMO_BETA_SCALE),
+        },
+        lambda p: jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"])),
+        {"C": [0.0, 100.0]},
+        horizon=T,
+        seeds=seeds,
+        record=1,
+    )
+    labels = list(res.coords["algorithm"])
+    assert labels[0] == "CR-Hvt-UCB (theory)" and labels[2].startswith("Hvt-UCB")
+    for row, name in ((0, "theory"), (2, "hvt")):
+        np.testing.assert_array_equal(
+            res.cumulative_regret[row], separate.sel(algorithm=name).cumulative_regret
+        )
