@@ -50,8 +50,10 @@ def reference(tmp_path_factory):
 
 @pytest.mark.slow
 def test_eight_devices_equal_one(reference, tmp_path):
+    """Sharded over 8 devices and in lockstep (one program for both algorithms), the sweep is bitwise the
+    single-device one with one program per algorithm."""
     sharded = run_job(
-        tmp_path / "eight.npz", "--chunk", "8", devices=8
+        tmp_path / "eight.npz", "--chunk", "8", "--lockstep", devices=8
     )  # 18 runs: padded to 24 over 8 devices
     assert sharded.meta["devices"] == 8 and reference.meta["devices"] == 1
     for field in reference.data:

@@ -295,7 +295,7 @@ def test_a_stopped_streamed_sweep_resumes_into_the_same_store(in_memory, tmp_pat
 
     monkeypatch.setattr(checkpoint_lib, "save", save_or_stop)
     with pytest.raises(Stopped):
-        streamed(out, checkpoint=ckpt)
+        streamed(out, checkpoint=ckpt, lockstep=False)  # one program, and checkpoint, per algorithm
     assert saves == [16, 32, 40, 16, 32]
     with pytest.raises(ValueError, match="incomplete result"):
         jb.SweepResult.load(out)
@@ -305,8 +305,33 @@ def test_a_stopped_streamed_sweep_resumes_into_the_same_store(in_memory, tmp_pat
         np.testing.assert_array_equal(ds["regret"][1, ..., 16:32].values, in_memory.regret[1, ..., 16:32])
 
     saves.clear()
-    resumed = streamed(out, checkpoint=ckpt)
+    resumed = streamed(out, checkpoint=ckpt, lockstep=False)
     assert saves == [32, 40]  # only algorithm 1's last two chunks ran again
+    assert_same(in_memory, resumed)
+    assert_same(in_memory, jb.SweepResult.load(out))
+
+
+def test_a_stopped_lockstep_sweep_resumes_from_its_one_checkpoint(in_memory, tmp_path, monkeypatch):
+    """In lockstep the algorithms share one program and one checkpoint file: stopped after its second
+    chunk's store write, the sweep resumes from the first chunk's checkpoint and ends bitwise equal to
+    the uninterrupted sweep of one program per algorithm."""
+    out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
+    real_save, saves, stop_at = checkpoint_lib.save, [], [2]
+
+    def save_or_stop(path, **kw):
+        saves.append((path.name, kw["next_round"]))
+        if len(saves) in stop_at:
+            raise Stopped
+        real_save(path, **kw)
+
+    monkeypatch.setattr(checkpoint_lib, "save", save_or_stop)
+    with pytest.raises(Stopped):
+        streamed(out, checkpoint=ckpt)
+    assert saves == [("algorithms-0-1.npz", 16), ("algorithms-0-1.npz", 32)]
+    saves.clear()
+    stop_at.clear()
+    resumed = streamed(out, checkpoint=ckpt)
+    assert saves == [("algorithms-0-1.npz", 32), ("algorithms-0-1.npz", 40)]
     assert_same(in_memory, resumed)
     assert_same(in_memory, jb.SweepResult.load(out))
 
@@ -322,7 +347,7 @@ def test_a_checkpoint_resumes_only_into_its_own_store(in_memory, tmp_path, monke
         replace()
         saves.clear()
         assert_same(in_memory, streamed(out, checkpoint=ckpt))
-        assert len(saves) == 2 * 3  # every chunk of both algorithms ran
+        assert len(saves) == 3  # every chunk of both algorithms (in lockstep: one program) ran
     saves.clear()
     assert_same(in_memory, streamed(out, checkpoint=ckpt))  # its own store: nothing left to run
     assert saves == []
@@ -340,7 +365,7 @@ def test_irregular_kept_rounds_land_in_their_regions(tmp_path):
     assert writer.chunks == (3, 5) and store_id == store_attrs(path)["jaxbandit_store_id"]
     for t0 in range(0, T, plan.chunk):
         mine = (rounds > t0) & (rounds <= t0 + plan.chunk)
-        sweep_mod._write_chunk(writer, plan, rounds, (), t0, {"x": full[:, None, mine]})
+        sweep_mod._write_chunks(writer, plan, rounds, [()], t0, [{"x": full[:, None, mine]}])
     with pytest.raises(ValueError, match="incomplete"):
         jb.SweepResult.load(path)
     writer.finish()
@@ -351,7 +376,7 @@ def test_bad_out_is_refused_before_anything_runs(tmp_path, monkeypatch):
     def never(*args, **kwargs):
         raise AssertionError("the sweep ran")
 
-    monkeypatch.setattr(sweep_mod, "_run_algorithm", never)
+    monkeypatch.setattr(sweep_mod, "_run_algorithms", never)
     for bad in ("r.nc", "r.npz", "r"):
         with pytest.raises(ValueError, match=rf"out='.*{bad}' is invalid: .* must end in '.zarr'"):
             streamed(tmp_path / bad)
@@ -370,7 +395,7 @@ def test_a_store_of_another_sweep_is_refused(in_memory, tmp_path, monkeypatch):
     out = tmp_path / "s.zarr"
     streamed(out)
     before = store_attrs(out)
-    monkeypatch.setattr(sweep_mod, "_run_algorithm", lambda *a, **k: pytest.fail("the sweep ran"))
+    monkeypatch.setattr(sweep_mod, "_run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
     for change in (dict(seeds=[0, 1, 5]), dict(key=1), dict(chunk_size=8), dict(record=10)):
         kw = dict(horizon=T, seeds=3, chunk_size=CHUNK, out=out) | change
         for ckpt in (None, tmp_path / "ckpt"):

@@ -26,6 +26,8 @@ def main():
     parser.add_argument("--checkpoint")
     parser.add_argument("--chunk", type=int, default=40)
     parser.add_argument("--die-after-saves", type=int, default=None)
+    # one program per algorithm unless --lockstep: the kill test stops the job inside each algorithm
+    parser.add_argument("--lockstep", action="store_true")
     args = parser.parse_args()
     if args.die_after_saves is not None:
         _die_after(args.die_after_saves)
@@ -38,6 +40,7 @@ def main():
         record=10,
         chunk_size=args.chunk,
         checkpoint=args.checkpoint,
+        lockstep=args.lockstep,
     )
     res.save(args.out)
 
