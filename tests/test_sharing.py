@@ -84,9 +84,10 @@ def test_shared_and_unshared_runs_are_bitwise_the_runs_alone():
 
 
 def test_algorithms_in_lockstep_are_bitwise_the_algorithms_run_apart():
-    """Lockstep (the default) feeds one draw per stream to every algorithm in one program: a deterministic
-    one, a randomised one (keys) and another deterministic one, with a stream axis, an adversary axis and several
-    chunks, must give bitwise what one program per algorithm gives (checked against runs alone above)."""
+    """Lockstep (the default) feeds one draw per stream to every algorithm in one program: two
+    deterministic algorithms and a randomised one (keys), with a stream axis, an adversary axis and
+    several chunks, must give bitwise what one program per algorithm gives (checked against runs alone
+    above)."""
     algs = {
         "cr": make_alg,
         "lin_ts": lambda p: jb.lin_ts(T, D, v=p["beta_scale"]),

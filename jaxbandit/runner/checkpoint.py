@@ -1,12 +1,13 @@
 """Checkpoint and resume of a running sweep.
 
 After every chunk the sweep writes the carry of each compiled program (every run's state, environment and
-keys) and the results kept so far, atomically: ``DIR/algorithms-<first>-<last>.npz`` for algorithms run in
-lockstep (the default), ``DIR/algorithm-<index>.npz`` for one program per algorithm. Started again with the same
-settings, it loads them and continues from the next chunk; because a run's random stream depends only on
-its key and the round index, the result is identical to an uninterrupted run. A fingerprint of the
-settings (factory names, grid, seeds, key, horizon, chunking, recording, dtype) guards against resuming a
-different sweep; change the code of a factory and you must delete the directory yourself.
+keys) and the results kept so far, atomically: ``DIR/algorithms-<first>-<last>.npz`` for algorithms run
+in lockstep (the default), ``DIR/algorithm-<index>.npz`` for one program per algorithm. Started again
+with the same settings, it loads them and continues from the next chunk; because a run's random stream
+depends only on its key and the round index, the result is identical to an uninterrupted run. A
+fingerprint of the settings (factory names, grid, seeds, key, horizon, chunking, recording, dtype)
+guards against resuming a different sweep; change the code of a factory and you must delete the
+directory yourself.
 """
 
 from __future__ import annotations
