@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The GPU measurements behind the README's GPU tables, as one command that fits a 15-minute lease on a
-# machine with one GPU (about 7 minutes here, most of it compilation). Uses the machine's own jax (no
+# machine with one GPU (about 7 minutes at its last run, before lockstep.py was added: ~9 now). Uses the machine's own jax (no
 # install: PYTHONPATH is the checkout). Results go to $OUT (default benchmarks/results): gpu_equal.log,
-# grid_sweep.json, throughput.json, gpu.log.
+# grid_sweep.json, throughput.json, lockstep.json, gpu.log.
 #
 #     bash benchmarks/gpu.sh
 set -u
@@ -22,4 +22,6 @@ cd benchmarks
   timeout 280 $PY grid_sweep.py --previous none --seeds 10000 --independent 100000 --repeats 2
   # Independent runs under XLA's defaults (a hand-written jit of vmap(jb.simulate)), as in earlier sessions.
   timeout 100 $PY throughput.py --batches 100000 --budget 1e8 --repeats 2
+  # Four algorithms in lockstep (one program, one draw) against one program each, 10^4 independent seeds.
+  timeout 150 $PY lockstep.py --seeds 10000 --horizon 1000 --repeats 2
 } 2>&1 | tee "$OUT/gpu.log"
