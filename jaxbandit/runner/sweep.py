@@ -260,7 +260,9 @@ def sweep(
         contexts, noise and the random bits under them — is then most of a round) and compiles faster
         (one program's fixed costs, not one per algorithm): 2.0× the throughput for four algorithms on
         independent seeds, 1.25× on a 16-point grid, half the compilation (2-core CPU,
-        ``benchmarks/lockstep.py``). Its checkpoint is one file for all the algorithms.
+        ``benchmarks/lockstep.py``). Its checkpoint is one file for all the algorithms. It holds every
+        algorithm's state at once: with algorithms that keep their history (GAdaOFUL, Heavy-OFUL, TOFU:
+        O(T·d) per run) on very many runs, ``lockstep=False`` holds one algorithm's at a time.
 
     Raises ``ValueError`` before anything runs for a bad argument, an invalid value at any grid point,
     a grid axis that a factory reads in Python control flow (it cannot be traced), or an ``out`` that
