@@ -474,8 +474,9 @@ class _Plan(NamedTuple):
             seed_ids.size,
             num_streams,
             padded,
-            distributed.shard_runs(jnp.asarray(params, float_dtype()), mesh),
-            jnp.asarray(agent_points, float_dtype()),
+            # converted on the host: a conversion on the device is one more compiled program
+            distributed.shard_runs(jnp.asarray(np.asarray(params, float_dtype())), mesh),
+            jnp.asarray(np.asarray(agent_points, float_dtype())),
             base_key,
             distributed.shard_runs(jnp.asarray(stream_seeds), mesh),
             mesh,
@@ -532,7 +533,7 @@ def _run_algorithms(
         carry, out = _run_chunk(make_algs, make_env, plan.layout, horizon, per_round, *args, carry, rounds)
         sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
         # [S, n, G, algorithms] -> [S, G, algorithms, kept]; only kept rounds leave the device
-        stacked = {f: np.moveaxis(distributed.to_host(v[:, sel]), 1, -1) for f, v in out.items()}
+        stacked = {f: np.moveaxis(_kept_rounds(v, sel), 1, -1) for f, v in out.items()}
         if sink is not None:
             sink(t0, _per_algorithm(stacked, len(make_algs)))  # before the checkpoint: never behind it
         else:
@@ -554,6 +555,15 @@ def _run_algorithms(
         bar.close()
     final = {field: np.concatenate(parts, axis=-1) for field, parts in kept.items()}
     return _per_algorithm(final, len(make_algs))
+
+
+def _kept_rounds(value: Array, sel: np.ndarray) -> np.ndarray:
+    """Rounds ``sel`` of a chunk's output `[S, n, ...]` on the host. On an accelerator they are selected on
+    the device, so only they cross to the host; on a CPU the host already holds the array, and selecting
+    there compiles nothing (indexing on the device compiles a handful of one-op programs per shape)."""
+    if all(getattr(d, "platform", None) == "cpu" for d in value.sharding.device_set):
+        return distributed.to_host(value)[:, sel]
+    return distributed.to_host(value[:, sel])
 
 
 def _per_algorithm(fields: dict, count: int) -> list[dict]:
