@@ -28,7 +28,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.typing import ArrayLike
 
 from ..core import validation as V
@@ -109,8 +108,7 @@ def cw_oful(
     horizon, dim = validate_ridge(horizon, dim, lam, beta, beta_scale, S, L, R, delta)
     V.check_positive("alpha", alpha, allow_inf=True)
     V.check_nonnegative("corruption", corruption, why="C, or an estimate C̄; None: unknown, C̄ = √T")
-    if not isinstance(known_corruption, (bool, np.bool_)):
-        raise ValueError(f"known_corruption={known_corruption!r} is invalid: it must be True or False")
+    V.check_flag("known_corruption", known_corruption)
     lam_ = as_float(lam)
     delta_ = 1.0 / as_float(horizon) if delta is None else as_float(delta)
     alpha_, beta_ = cw_oful_constants(

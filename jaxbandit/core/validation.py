@@ -190,6 +190,13 @@ def check_whole(name: str, value, *, allow_inf=True):
     return value
 
 
+def check_flag(name: str, value) -> bool:
+    """``value`` is a bool (Python's or NumPy's); returned as ``bool``."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name}={value!r} is invalid: it must be True or False")
+    return bool(value)
+
+
 def check_instance(name: str, value, cls, what: str):
     """``value`` is an instance of ``cls`` (described to the user as ``what``)."""
     if not isinstance(value, cls):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..core import validation as V
 from .results import SweepResult
 
 
@@ -102,8 +103,7 @@ def loglog_slope(result: SweepResult, *, start: float = 0.5, per_seed: bool = Fa
         or not 0.0 < float(start) < 1.0
     ):
         raise ValueError(f"start={start!r} is invalid: it must be a number in (0, 1)")
-    if not isinstance(per_seed, (bool, np.bool_)):
-        raise ValueError(f"per_seed={per_seed!r} is invalid: it must be True or False")
+    V.check_flag("per_seed", per_seed)
     arr, _ = _seed_last(result)
     rounds = np.asarray(result.coords["round"], dtype=np.float64)
     window = rounds >= float(start) * rounds[-1]

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..core import validation as V
 from .analysis import _seed_last, check_result, loglog_fit, mean_and_stderr
 from .results import SweepResult
 
@@ -57,12 +58,6 @@ def _new_axes(ax, figsize=(6, 4)):
     return ax
 
 
-def _check_flag(name, value):
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}={value!r} is invalid: it must be True or False")
-    return bool(value)
-
-
 def _format_value(dim, value) -> str:
     if dim == "algorithm":
         return str(value)
@@ -97,7 +92,7 @@ def plot_regret_curves(
     prefixes every line's legend entry (e.g. the algorithm's name when the result has no
     ``algorithm`` axis); call again with the same ``ax`` to overlay another result."""
     check_result(result)
-    loglog = _check_flag("loglog", loglog)
+    loglog = V.check_flag("loglog", loglog)
     ax = _new_axes(ax)
     rounds = np.asarray(result.coords["round"], dtype=np.float64)
     curves, other = _seed_last(result)
@@ -146,8 +141,8 @@ def plot_final_vs(
     prefixes every legend entry.
     """
     check_result(result)
-    logx = _check_flag("logx", logx)
-    logy = _check_flag("logy", logy)
+    logx = V.check_flag("logx", logx)
+    logy = V.check_flag("logy", logy)
     grid_axes = [d for d in result.dims if d not in _NON_GRID]
     if axis not in grid_axes:
         raise ValueError(
@@ -198,7 +193,7 @@ def plot_runtime(
       show_slope: append the fitted log–log slope to each label (1: time linear in T, 2: quadratic)
         when a name has at least two distinct horizons.
     """
-    show_slope = _check_flag("show_slope", show_slope)
+    show_slope = V.check_flag("show_slope", show_slope)
     if not isinstance(runtimes, Mapping) or not runtimes:
         raise ValueError(
             f"runtimes={runtimes!r} is invalid: it must be a non-empty dict name -> (horizons T, seconds)"
@@ -270,7 +265,7 @@ def plot_panels(
     has none). Panels share the y axis so that regret levels compare across them. Returns the Figure
     (its panels are ``fig.axes``)."""
     check_result(result)
-    loglog = _check_flag("loglog", loglog)
+    loglog = V.check_flag("loglog", loglog)
     if isinstance(ncols, bool) or not isinstance(ncols, (int, np.integer)) or ncols < 1:
         raise ValueError(f"ncols={ncols!r} is invalid: it must be an integer >= 1")
     if by is None:

@@ -269,8 +269,7 @@ def sweep(
     is not a ``.zarr`` path or that holds something other than this sweep's store.
     """
     horizon = V.check_int("horizon", horizon)
-    if not isinstance(lockstep, (bool, np.bool_)):
-        raise ValueError(f"lockstep={lockstep!r} is invalid: it must be True or False")
+    lockstep = V.check_flag("lockstep", lockstep)
     out_path = None if out is None else store_lib.check_out(out)
     algs = dict(algorithm) if isinstance(algorithm, Mapping) else {"": algorithm}
     if not algs:

@@ -14,6 +14,7 @@ import numpy as np
 
 import jaxbandit as jb
 
+from ...core.validation import check_flag
 from ...report.analysis import mean_and_stderr
 from ...report.results import SweepResult, atomic_savez, atomic_write_json
 from .drawing import draw, format_summary
@@ -26,7 +27,6 @@ from .settings import (
     MIN_HORIZON,
     NOISES,
     NUM_ARMS,
-    check_flag,
     check_int,
     device_info,
     environment,

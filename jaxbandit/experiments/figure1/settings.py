@@ -153,12 +153,6 @@ def check_int(name, value, low, high=None) -> int:
     return int(value)
 
 
-def check_flag(name, value) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}={value!r} is invalid: it must be True or False")
-    return bool(value)
-
-
 def seed_list(seeds, name) -> list:
     """A count n (seeds 0..n−1) or distinct non-negative integer seeds, as a list."""
     if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):

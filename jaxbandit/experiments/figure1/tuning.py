@@ -23,6 +23,7 @@ import numpy as np
 
 import jaxbandit as jb
 
+from ...core.validation import check_flag
 from ...report.results import atomic_write_json
 from .methods import (
     MAIN_METHODS,
@@ -38,7 +39,6 @@ from .settings import (
     MIN_HORIZON,
     NOISES,
     TUNE_SEEDS,
-    check_flag,
     check_int,
     device_info,
     environment,

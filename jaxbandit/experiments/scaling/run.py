@@ -18,12 +18,12 @@ import numpy as np
 
 import jaxbandit as jb
 
+from ...core.validation import check_flag
 from ...report.results import atomic_savez, atomic_write_json
 from ..figure1.settings import (
     DIM,
     NUM_ARMS,
     TUNE_SEEDS,
-    check_flag,
     device_info,
     jsonable,
     now,
