@@ -296,7 +296,9 @@ def sweep(
     layout = _Layout(
         tuple(n for n in names if n in stream_names), tuple(n for n in names if n not in stream_names)
     )
-    per_program = len(make_algs) if lockstep else 1
+    names_in_order = list(make_algs)
+    groups = _groups(len(names_in_order), lockstep)
+    per_program = max(len(group) for group in groups)
     plan = _Plan.make(layout, names, axes, seed_ids, base_key, devices, horizon, chunk_size, per_program)
 
     ckpt_dir = None if checkpoint is None else Path(checkpoint)
@@ -336,13 +338,12 @@ def sweep(
             out_path, dims, coords, meta, sweep_finger, ckpt_dir is not None, plan, rounds_kept
         )
     per_alg = []
-    names_in_order = list(make_algs)
-    for group in _groups(names_in_order, lockstep):
-        indices = [names_in_order.index(name) for name in group]
+    for indices in groups:
+        group = [names_in_order[i] for i in indices]
         ident = dict(
             settings,
-            algorithms=list(group),
-            indices=indices,
+            algorithms=group,
+            indices=list(indices),
             factories=[describe(make_algs[name]) for name in group],
             env=describe(make_env),
         )
@@ -449,7 +450,7 @@ class _Plan(NamedTuple):
 
     @classmethod
     def make(
-        cls, layout, names, axes, seed_ids, base_key, devices, horizon, chunk_size, per_program=1
+        cls, layout, names, axes, seed_ids, base_key, devices, horizon, chunk_size, per_program
     ) -> _Plan:
         by_name = dict(zip(names, axes))
         stream_points = _product([by_name[n] for n in layout.stream_names])
@@ -493,9 +494,9 @@ class _Plan(NamedTuple):
         return np.transpose(arr, perm)
 
 
-def _groups(names: list[str], lockstep: bool) -> list[tuple[str, ...]]:
-    """The algorithms each compiled program runs: all of them together in lockstep, or one each."""
-    return [tuple(names)] if lockstep else [(name,) for name in names]
+def _groups(count: int, lockstep: bool) -> list[tuple[int, ...]]:
+    """The indices of the algorithms each compiled program runs: all together in lockstep, or one each."""
+    return [tuple(range(count))] if lockstep else [(i,) for i in range(count)]
 
 
 def _run_algorithms(
