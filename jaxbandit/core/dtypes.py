@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 
 def float_dtype():
-    """The default floating dtype (float64 under x64, else float32)."""
-    return jnp.zeros(()).dtype
+    """The default floating dtype (float64 under x64, else float32), read from the configuration: no
+    array is made (an eager ``jnp.zeros(())`` costs ~0.2 ms, and inside a trace it adds an operation)."""
+    return jax.dtypes.canonicalize_dtype(jnp.float64)
 
 
 def as_float(x):
