@@ -44,7 +44,7 @@ import numpy as np
 
 from ..core import validation as V
 from ..core.dtypes import float_dtype
-from ..core.types import Algorithm, Environment, EnvState
+from ..core.types import Algorithm, Environment, EnvState, Round
 from ..report.results import SweepResult
 from . import accumulate, distributed, sharing
 from . import checkpoint as checkpoint_lib
@@ -133,13 +133,22 @@ def _run_chunk(
     """Rounds ``rounds`` `[n]` of every run of the algorithms ``make_algs`` (all fed each round's one
     draw); outputs `[S, n, G, algorithms]`. The last chunk is padded past the horizon so that every chunk
     has one shape (one compilation); padded rounds add nothing to the recorded sums, and the state they
-    leave behind is never used."""
+    leave behind is never used.
+
+    Each round's draw is made one round ahead and carried (the chunk's first before the loop): a carried
+    value is computed once per stream, whereas a draw made in the round where the lanes use it lets XLA
+    fuse the contexts' arithmetic (bits to normals to the sphere) into every lane's UCB sums, each lane
+    computing it again (a 16-point grid ran 1.5× slower so). The same values either way."""
 
     def per_stream(sp, c: _StreamCarry):
         stream = make_env(_point(layout, sp, agent_params[0])).stream
 
-        def body(c: _StreamCarry, t):
-            rnd = stream.draw(jax.random.fold_in(c.round_key, t), c.theta_star, t)  # once per stream
+        def draw(t) -> Round:
+            return stream.draw(jax.random.fold_in(c.round_key, t), c.theta_star, t)  # once per stream
+
+        def body(carry: tuple[_StreamCarry, Round], t):
+            c, rnd = carry  # rnd: round t, drawn in round t − 1
+            drawn_ahead = draw(t + 1)
             keys = agent_keys(c.agent_key, t)
 
             def per_lane(ap, lanes: tuple[_Lane, ...]):
@@ -162,9 +171,10 @@ def _run_chunk(
                 return tuple(new_lanes), {f: jnp.stack([o[f] for o in outs]) for f in outs[0]}
 
             lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
-            return c._replace(lanes=lanes), out
+            return (c._replace(lanes=lanes), drawn_ahead), out
 
-        return jax.lax.scan(body, c, rounds)
+        (c, _), out = jax.lax.scan(body, (c, draw(rounds[0])), rounds)
+        return c, out
 
     return jax.vmap(per_stream)(stream_params, carry)
 
