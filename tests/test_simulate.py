@@ -107,6 +107,26 @@ def test_a_factory_that_checks_concrete_arrays_is_validated_eagerly():
         jb.sweep(checking_alg, make_env, {"C": [0.0], "beta_scale": [0.5, 2.0]}, horizon=T)
 
 
+def test_a_sweep_run_again_checks_only_the_points_it_has_not_checked():
+    """Validation is remembered per (factory objects, horizon, dtype, point), as jit remembers programs
+    per function: a sweep run again skips its checks; a new value is checked."""
+    concrete = []
+
+    def counting_alg(p):
+        if not isinstance(p["beta_scale"], jax.core.Tracer):
+            concrete.append(p["beta_scale"])
+        return make_alg(p)
+
+    grid = {"C": [0.0], "beta_scale": [0.1, 0.2]}
+    jb.sweep(counting_alg, make_env, grid, horizon=T, seeds=1, record=T)
+    assert sorted(concrete) == pytest.approx([0.1, 0.2])
+    concrete.clear()
+    jb.sweep(counting_alg, make_env, grid, horizon=T, seeds=1, record=T)
+    assert concrete == []
+    jb.sweep(counting_alg, make_env, {"C": [0.0], "beta_scale": [0.1, 0.3]}, horizon=T, seeds=1, record=T)
+    assert concrete == [pytest.approx(0.3)]
+
+
 def test_simulate_is_jittable_and_deterministic():
     alg = jb.cr_hvt_ucb(T, D, eps=0.5, nu=2.0, corruption=3.0)
     env = jb.envs.linear(D, K, noise=jb.noise.pareto(2.0), corruption=jb.corruption.flip(3.0))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 
@@ -89,6 +90,13 @@ def validation_points(axes) -> list[tuple[int, ...]]:
     return sorted(points)
 
 
+#: Points already validated: (factories, horizon, dtype, point) of a check that passed. Keyed on the
+#: factory objects, as ``jax.jit`` keys its compiled programs, so a sweep run again (a notebook cell, a
+#: benchmark's repeats) skips its checks, ~10 ms a point; bounded, oldest dropped first.
+_VALIDATED: collections.OrderedDict = collections.OrderedDict()
+VALIDATED_MAX = 4096
+
+
 def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, axes, horizon):
     """Call every factory on concrete grid points; re-raise a ``ValueError`` naming the point."""
     # The runs see the grid as ``float_dtype()`` scalars, so validate exactly those values (a float64
@@ -99,6 +107,10 @@ def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, 
         for alg_name, make_alg in make_algs.items():
             where = ", ".join(f"{k}={v:g}" for k, v in point.items())
             label = f"algorithm {alg_name!r}" if alg_name else "the sweep"
+            key = (make_alg, make_env, horizon, str(dtype), tuple(point.items()))
+            if key in _VALIDATED:
+                _VALIDATED.move_to_end(key)
+                continue
             try:
                 _build_and_check(make_alg, make_env, point, horizon)
             except ValueError as err:
@@ -109,6 +121,9 @@ def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, 
                     f"{err.args[0]!r}, which the grid does not define (it has "
                     f"{list(names)})"
                 ) from None
+            _VALIDATED[key] = None
+            if len(_VALIDATED) > VALIDATED_MAX:
+                _VALIDATED.popitem(last=False)
 
 
 #: What a factory raises when it needs concrete arrays (``if jnp.any(x < 0):``) rather than Python values.
