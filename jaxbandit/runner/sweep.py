@@ -135,20 +135,15 @@ def _run_chunk(
     has one shape (one compilation); padded rounds add nothing to the recorded sums, and the state they
     leave behind is never used.
 
-    Each round's draw is made one round ahead and carried (the chunk's first before the loop): a carried
-    value is computed once per stream, whereas a draw made in the round where the lanes use it lets XLA
-    fuse the contexts' arithmetic (bits to normals to the sphere) into every lane's UCB sums, each lane
+    Each round's draw is :func:`_computed_once` per stream before the lanes read it: left to itself, XLA
+    fuses the contexts' arithmetic (bits to normals to the sphere) into every lane's UCB sums, each lane
     computing it again (a 16-point grid ran 1.5× slower so). The same values either way."""
 
     def per_stream(sp, c: _StreamCarry):
         stream = make_env(_point(layout, sp, agent_params[0])).stream
 
-        def draw(t) -> Round:
-            return stream.draw(jax.random.fold_in(c.round_key, t), c.theta_star, t)  # once per stream
-
-        def body(carry: tuple[_StreamCarry, Round], t):
-            c, rnd = carry  # rnd: round t, drawn in round t − 1
-            drawn_ahead = draw(t + 1)
+        def body(c: _StreamCarry, t):
+            rnd = _computed_once(stream.draw(jax.random.fold_in(c.round_key, t), c.theta_star, t), t)
             keys = agent_keys(c.agent_key, t)
 
             def per_lane(ap, lanes: tuple[_Lane, ...]):
@@ -171,12 +166,25 @@ def _run_chunk(
                 return tuple(new_lanes), {f: jnp.stack([o[f] for o in outs]) for f in outs[0]}
 
             lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
-            return (c._replace(lanes=lanes), drawn_ahead), out
+            return c._replace(lanes=lanes), out
 
-        (c, _), out = jax.lax.scan(body, (c, draw(rounds[0])), rounds)
-        return c, out
+        return jax.lax.scan(body, c, rounds)
 
     return jax.vmap(per_stream)(stream_params, carry)
+
+
+def _computed_once(tree: Round, t) -> Round:
+    """``tree``, materialised: the output of a loop of one trip that XLA cannot count (``t`` ≥ 0 is
+    traced), so its consumers read it instead of fusing its arithmetic into themselves. (XLA's CPU
+    compiler drops ``optimization_barrier`` before fusing; drawing a round ahead and carrying it works
+    too, but compiles the draw twice: +2–3 s.)"""
+    trips = (t >= 0).astype(jnp.int32)
+
+    def trip(carry):
+        i, values = carry  # a select XLA cannot resolve: the values pass unchanged, bit for bit
+        return i + 1, jax.tree.map(lambda v: jnp.where(i < 0, jnp.zeros_like(v), v), values)
+
+    return jax.lax.while_loop(lambda carry: carry[0] < trips, trip, (jnp.int32(0), tree))[1]
 
 
 def record_rounds(record, horizon: int) -> np.ndarray:
