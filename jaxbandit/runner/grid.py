@@ -105,12 +105,12 @@ def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, 
     for idx in validation_points(axes):
         point = {n: float(np.asarray(a[i], dtype=dtype)) for n, a, i in zip(names, axes, idx)}
         for alg_name, make_alg in make_algs.items():
-            where = ", ".join(f"{k}={v:g}" for k, v in point.items())
-            label = f"algorithm {alg_name!r}" if alg_name else "the sweep"
             key = (make_alg, make_env, horizon, str(dtype), tuple(point.items()))
             if key in _VALIDATED:
                 _VALIDATED.move_to_end(key)
                 continue
+            where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+            label = f"algorithm {alg_name!r}" if alg_name else "the sweep"
             try:
                 _build_and_check(make_alg, make_env, point, horizon)
             except ValueError as err:
