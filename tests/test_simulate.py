@@ -107,24 +107,42 @@ def test_a_factory_that_checks_concrete_arrays_is_validated_eagerly():
         jb.sweep(checking_alg, make_env, {"C": [0.0], "beta_scale": [0.5, 2.0]}, horizon=T)
 
 
-def test_a_sweep_run_again_checks_only_the_points_it_has_not_checked():
-    """Validation is remembered per (factory objects, horizon, dtype, point), as jit remembers programs
-    per function: a sweep run again skips its checks; a new value is checked."""
+def test_the_grid_is_checked_at_once_and_once_per_factories():
+    """Validation builds each factory once with every point's values (arrays over the points, a number
+    where they agree), and is remembered per (factory objects, horizon, dtype, grid), as jit remembers
+    programs per function: a sweep run again skips its checks; a new grid is checked."""
     concrete = []
 
     def counting_alg(p):
         if not isinstance(p["beta_scale"], jax.core.Tracer):
-            concrete.append(p["beta_scale"])
+            concrete.append((p["C"], np.asarray(p["beta_scale"]).tolist()))
         return make_alg(p)
 
     grid = {"C": [0.0], "beta_scale": [0.1, 0.2]}
     jb.sweep(counting_alg, make_env, grid, horizon=T, seeds=1, record=T)
-    assert sorted(concrete) == pytest.approx([0.1, 0.2])
+    assert concrete == [(0.0, pytest.approx([0.1, 0.2]))]
     concrete.clear()
     jb.sweep(counting_alg, make_env, grid, horizon=T, seeds=1, record=T)
     assert concrete == []
     jb.sweep(counting_alg, make_env, {"C": [0.0], "beta_scale": [0.1, 0.3]}, horizon=T, seeds=1, record=T)
-    assert concrete == [pytest.approx(0.3)]
+    assert concrete == [(0.0, pytest.approx([0.1, 0.3]))]
+
+
+def test_a_factory_that_needs_scalars_is_checked_point_by_point():
+    """A factory that reads a grid value in Python (``float(x)``) cannot be built with arrays: it is
+    then built once per point, and an invalid point is still named."""
+    seen = []
+
+    def scalar_alg(p):
+        if not isinstance(p["beta_scale"], jax.core.Tracer):
+            seen.append(float(p["beta_scale"]))
+        return make_alg(p)
+
+    grid = {"C": [0.0, 2.0], "beta_scale": [0.1, 0.2]}
+    jb.sweep(scalar_alg, make_env, grid, horizon=T, seeds=1, record=T)
+    assert sorted(seen) == pytest.approx([0.1, 0.1, 0.2, 0.2])
+    with pytest.raises(ValueError, match=r"at grid point \(C=-1, beta_scale=0.1\)"):
+        jb.sweep(scalar_alg, make_env, {"C": [0.0, -1.0], "beta_scale": [0.1, 0.2]}, horizon=T)
 
 
 def test_simulate_is_jittable_and_deterministic():

@@ -14,10 +14,11 @@ from ..core.dtypes import float_dtype
 from ..core.types import Algorithm, Environment
 from .simulate import check_pair
 
-#: Above this many grid points, validation calls the factories on the grid's corners and on each
-#: axis's values (each with the other axes at an extreme) instead of on every point: every check in
-#: jaxbandit is an interval, so monotone. Each call builds an algorithm and an environment eagerly
-#: (10-50 ms on a CPU), so checking every point of a 36 × 6 × 9 grid would take longer than compiling.
+#: Checked point by point (a factory that cannot be built with all points at once), a grid above this
+#: many points is checked on its corners and on each axis's values (each with the other axes at an
+#: extreme) instead of on every point: every check in jaxbandit is an interval, so monotone. Each call
+#: builds an algorithm and an environment (10-50 ms on a CPU), so checking every point of a 36 × 6 × 9
+#: grid so would take longer than compiling.
 FULL_VALIDATION_LIMIT = 256
 
 
@@ -90,40 +91,76 @@ def validation_points(axes) -> list[tuple[int, ...]]:
     return sorted(points)
 
 
-#: Points already validated: (factories, horizon, dtype, point) of a check that passed. Keyed on the
-#: factory objects, as ``jax.jit`` keys its compiled programs, so a sweep run again (a notebook cell, a
-#: benchmark's repeats) skips its checks, ~10 ms a point; bounded, oldest dropped first.
+#: Grids already validated: (factories, horizon, dtype, names, values) of a check that passed. Keyed on
+#: the factory objects, as ``jax.jit`` keys its compiled programs, so a sweep run again (a notebook cell,
+#: a benchmark's repeats) skips its checks; bounded, oldest dropped first.
 _VALIDATED: collections.OrderedDict = collections.OrderedDict()
-VALIDATED_MAX = 4096
+VALIDATED_MAX = 1024
 
 
 def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, axes, horizon):
-    """Call every factory on concrete grid points; re-raise a ``ValueError`` naming the point."""
+    """Call every factory on concrete grid points; re-raise a ``ValueError`` naming the point.
+
+    All points at once first: each factory is built once with every point's values, a name as the
+    array of its values over the points (a number where they all agree). jaxbandit's checks test every
+    element of an array (``core.validation``), so when that build passes, every point passes. A factory
+    that cannot be built so (it reads a value in Python control flow, or shapes an array by it) or a
+    grid with an invalid point is then checked point by point (:func:`validation_points`), which names
+    the point.
+    """
     # The runs see the grid as ``float_dtype()`` scalars, so validate exactly those values (a float64
     # value can round to an invalid float32 one, e.g. delta = 1 - 1e-9 becomes 1).
     dtype = float_dtype()
-    for idx in validation_points(axes):
-        point = {n: float(np.asarray(a[i], dtype=dtype)) for n, a, i in zip(names, axes, idx)}
-        for alg_name, make_alg in make_algs.items():
-            key = (make_alg, make_env, horizon, str(dtype), tuple(point.items()))
-            if key in _VALIDATED:
-                _VALIDATED.move_to_end(key)
-                continue
-            where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+    values = tuple(np.asarray(a, dtype).astype(np.float64) for a in axes)
+    grid_id = (tuple(names), tuple(v.tobytes() for v in values))
+    for alg_name, make_alg in make_algs.items():
+        key = (make_alg, make_env, horizon, str(dtype), grid_id)
+        if key in _VALIDATED:
+            _VALIDATED.move_to_end(key)
+            continue
+        if not _passes_at_once(make_alg, make_env, names, values, horizon):
             label = f"algorithm {alg_name!r}" if alg_name else "the sweep"
-            try:
-                _build_and_check(make_alg, make_env, point, horizon)
-            except ValueError as err:
-                raise ValueError(f"{label} at grid point ({where}): {err}") from None
-            except KeyError as err:
-                raise ValueError(
-                    f"{label} at grid point ({where}): a factory asked for the grid parameter "
-                    f"{err.args[0]!r}, which the grid does not define (it has "
-                    f"{list(names)})"
-                ) from None
-            _VALIDATED[key] = None
-            if len(_VALIDATED) > VALIDATED_MAX:
-                _VALIDATED.popitem(last=False)
+            for idx in validation_points(axes):
+                _check_point(
+                    make_alg,
+                    make_env,
+                    names,
+                    {n: float(v[i]) for n, v, i in zip(names, values, idx)},
+                    horizon,
+                    label,
+                )
+        _VALIDATED[key] = None
+        if len(_VALIDATED) > VALIDATED_MAX:
+            _VALIDATED.popitem(last=False)
+
+
+def _passes_at_once(make_alg, make_env, names, values, horizon) -> bool:
+    """Whether the factories build and pass their checks with every grid point's values at once."""
+    if not names:
+        return False
+    columns = np.meshgrid(*values, indexing="ij")
+    point = {
+        n: float(v[0]) if v.size == 1 else column.ravel() for n, v, column in zip(names, values, columns)
+    }
+    try:
+        _build_and_check(make_alg, make_env, point, horizon)
+    except Exception:  # an invalid point or a factory that needs scalars: checked point by point
+        return False
+    return True
+
+
+def _check_point(make_alg, make_env, names, point: dict, horizon, label: str) -> None:
+    try:
+        _build_and_check(make_alg, make_env, point, horizon)
+    except ValueError as err:
+        where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+        raise ValueError(f"{label} at grid point ({where}): {err}") from None
+    except KeyError as err:
+        where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+        raise ValueError(
+            f"{label} at grid point ({where}): a factory asked for the grid parameter "
+            f"{err.args[0]!r}, which the grid does not define (it has {list(names)})"
+        ) from None
 
 
 #: What a factory raises when it needs concrete arrays (``if jnp.any(x < 0):``) rather than Python values.
