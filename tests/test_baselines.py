@@ -282,6 +282,32 @@ def test_warm_start_carried_across_rounds_is_exact(x64, kind):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+def _numpy_tree_sum(values: np.ndarray) -> np.floating:
+    """The sum of a 1-D float32 array by the halving tree, written recursively: the length padded to even
+    with a zero, element i plus element i + n/2, then the sum of those n/2 partial sums the same way;
+    every add rounds to float32."""
+    if values.size == 1:
+        return values[0]
+    if values.size % 2:
+        values = np.append(values, np.float32(0.0))
+    h = values.size // 2
+    firsts = values[:h] + values[h:]
+    return _numpy_tree_sum(firsts)
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 256, 300])
+def test_pairwise_sum_is_the_halving_tree_along_either_axis(n):
+    """pairwise_sum's order is the halving tree (level by level: element i plus element i + n/2), bitwise,
+    along the leading and the last axis alike (the history sums use the last, contiguous one)."""
+    rng = np.random.default_rng(n)
+    x = (rng.standard_cauchy(size=(n, 5)) * 10.0 ** rng.integers(-6, 6, size=(n, 5))).astype(np.float32)
+    expected = np.array([_numpy_tree_sum(x[:, j]) for j in range(5)], np.float32)
+    along_rows = np.asarray(jax.jit(rr.pairwise_sum)(jnp.asarray(x)))
+    along_last = np.asarray(jax.jit(lambda a: rr.pairwise_sum(a, axis=1))(jnp.asarray(x.T)))
+    np.testing.assert_array_equal(along_rows, expected)
+    np.testing.assert_array_equal(along_last, expected)
+
+
 @pytest.mark.parametrize("kind", ["huber", "pseudo_huber"])
 def test_refit_in_float32_is_close_to_float64(kind):
     with jax.enable_x64(True):

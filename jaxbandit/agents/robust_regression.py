@@ -202,18 +202,23 @@ def _norm(x: Array) -> Array:
     return jnp.sqrt(rounded_dot(x, x))
 
 
-def pairwise_sum(x: Array) -> Array:
-    """Σ over the leading axis of ``x`` `[n, ...]` (n static), as a balanced tree of elementwise adds:
-    ``x[:h] + x[h:]`` level by level (an odd length padded with a row of zeros, which adds exactly
-    nothing). The summation order is fixed by n alone, so a run rounds the same alone and in any
-    ``vmap`` batch — unlike ``jnp.sum`` or a dot, whose order XLA picks by the batched shapes — and
-    the error grows like log n, not n."""
-    while x.shape[0] > 1:
-        if x.shape[0] % 2:
-            x = jnp.concatenate([x, jnp.zeros_like(x[:1])])
-        h = x.shape[0] // 2
-        x = x[:h] + x[h:]
-    return x[0]
+def pairwise_sum(x: Array, axis: int = 0) -> Array:
+    """Σ over ``axis`` of ``x`` (its length n static), as a balanced tree of elementwise adds: the first
+    half plus the second half, level by level (an odd length padded with zeros at the end, which add
+    exactly nothing). The summation order is fixed by n alone, so a run rounds the same alone and in any
+    ``vmap`` batch — unlike ``jnp.sum`` or a dot, whose order XLA picks by the batched shapes — and the
+    error grows like log n, not n. The sums are the same along any axis; along the last (contiguous)
+    one XLA's CPU code runs them about twice as fast."""
+    axis = axis % x.ndim
+    while x.shape[axis] > 1:
+        n = x.shape[axis]
+        if n % 2:
+            pad = [(0, 0)] * x.ndim
+            pad[axis] = (0, 1)
+            x, n = jnp.pad(x, pad), n + 1
+        h = n // 2
+        x = jax.lax.slice_in_dim(x, 0, h, axis=axis) + jax.lax.slice_in_dim(x, h, n, axis=axis)
+    return jnp.squeeze(x, axis)
 
 
 def _upper_pairs(d: int) -> list[tuple[int, int]]:
@@ -241,7 +246,7 @@ def value_grad_hess(theta: Array, hist: History, reg: Array, loss: Loss):
 
     For d ≤ ``linalg.DOT_UNROLL_MAX_DIM`` every sum has an order fixed by the shapes of one run, so the
     result is bitwise the same alone and in any ``vmap`` batch: the sums over d are ``linalg``'s unrolled
-    ones, and a block's rows are summed by :func:`pairwise_sum` over a `[rows, 1 + d + d(d+1)/2]` array
+    ones, and a block's rows are summed by :func:`pairwise_sum` over a `[1 + d + d(d+1)/2, rows]` array
     of per-row terms — ρ_s, the gradient terms X_s·ρ'_s/σ_s and the upper triangle of the Hessian terms
     (X_si X_sj)·ρ''_s/σ_s² (symmetric by construction, bitwise). That array is what a block costs in
     memory if XLA materialises it: 256 × 66 entries for d = 10, 256 × 561 for d = 32 (about 0.6 MB in
@@ -263,8 +268,11 @@ def value_grad_hess(theta: Array, hist: History, reg: Array, loss: Loss):
         rho, w1, w2 = _block_terms(theta, X, r, s, tau, mask, loss)
         if not unrolled:
             return f + jnp.sum(rho), g - X.T @ w1, H + (X * w2[:, None]).T @ X
-        terms = jnp.concatenate([rho[:, None], X * w1[:, None], (X[:, ii] * X[:, jj]) * w2[:, None]], axis=1)
-        sums = pairwise_sum(rounded(terms))
+        # per-row terms laid out [terms, rows], so the sums run along the contiguous axis; each piece
+        # rounded before the concatenation, so XLA fuses them into one array, not two (2x faster here)
+        XT = X.T
+        pieces = [rho[None, :], XT * w1[None, :], (XT[ii] * XT[jj]) * w2[None, :]]
+        sums = pairwise_sum(jnp.concatenate([rounded(p) for p in pieces], axis=0), axis=1)
         return f + sums[0], g - sums[1 : d + 1], H + sums[d + 1 :]
 
     zero = jnp.zeros((), theta.dtype)

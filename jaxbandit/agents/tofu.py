@@ -65,10 +65,11 @@ def whitened_truncated_sum(V_inv: Array, hist: rr.History, threshold: Array):
 
     def body(i, u):
         X, y, _, _, mask = rr.block_rows(hist, i, block)
-        M = rr.rounded_dot(X[:, None, :], R[None, :, :])  # [block, d]: M_si = (R x_s)_i
-        terms = rr.rounded(M * y[:, None])
-        keep = mask[:, None] & (jnp.abs(terms) <= threshold)
-        return u + rr.pairwise_sum(jnp.where(keep, terms, jnp.zeros((), terms.dtype)))
+        # [d, block], M_is = (R x_s)_i: the sums over rows run along the contiguous axis (faster)
+        M = rr.rounded_dot(R[:, None, :], X[None, :, :])
+        terms = rr.rounded(M * y[None, :])
+        keep = mask[None, :] & (jnp.abs(terms) <= threshold)
+        return u + rr.pairwise_sum(jnp.where(keep, terms, jnp.zeros((), terms.dtype)), axis=1)
 
     u = jax.lax.fori_loop(0, rr.num_blocks(hist, block), body, jnp.zeros(V_inv.shape[0], V_inv.dtype))
     return R, u
