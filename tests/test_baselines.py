@@ -308,6 +308,51 @@ def test_pairwise_sum_is_the_halving_tree_along_either_axis(n):
     np.testing.assert_array_equal(along_last, expected)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("horizon", [600, 100, 37])
+def test_history_sums_in_pieces_are_the_halving_tree_of_each_block(dtype, horizon):
+    """value_grad_hess adds a block's rows in pieces (for speed); its sums must be bitwise those of the
+    plain definition: per block, the halving tree over the rows of the rounded per-row terms ρ_s,
+    X_s·ρ'_s/σ_s and (X_si X_sj)·ρ''_s/σ_s², blocks added in order, under vmap as alone."""
+    with jax.enable_x64(dtype == "float64"):
+        rng = np.random.default_rng(horizon)
+        d, n = 5, rr.buffer_rows(horizon)
+        hist = rr.History(
+            X=jnp.asarray(rng.normal(size=(3, n, d)), dtype),
+            r=jnp.asarray(3.0 * rng.standard_t(2.0, size=(3, n)), dtype),
+            sigma=jnp.asarray(rng.uniform(0.5, 2.0, size=(3, n)), dtype),
+            tau=jnp.asarray(rng.uniform(0.5, 3.0, size=(3, n)), dtype),
+            filled=jnp.asarray([horizon, horizon // 2 + 1, 1], jnp.int32),
+        )
+        theta = jnp.asarray(0.3 * rng.normal(size=(3, d)), dtype)
+        got = jax.vmap(lambda th, h: rr.value_grad_hess(th, h, 0.5, rr.pseudo_huber))(theta, hist)
+        block = min(rr.BLOCK, n)
+        pairs = [(i, j) for i in range(d) for j in range(i, d)]
+
+        @functools.partial(jax.jit, static_argnums=2)
+        def definition(th, h, blocks):
+            f, g, H = jnp.zeros((), dtype), jnp.zeros(d, dtype), jnp.zeros(len(pairs), dtype)
+            for b in range(blocks):
+                X, r, s, tau, mask = rr.block_rows(h, b, block)
+                rho, w1, w2 = rr._block_terms(th, X, r, s, tau, mask, rr.pseudo_huber)
+                cross = jnp.stack([X[:, i] * X[:, j] for i, j in pairs], axis=1)
+                terms = jnp.concatenate([rho[:, None], X * w1[:, None], cross * w2[:, None]], axis=1)
+                sums = rr.pairwise_sum(rr.rounded(terms))
+                f, g, H = f + sums[0], g - sums[1 : d + 1], H + sums[d + 1 :]
+            value = f + rr.rounded(0.25 * rr.rounded_dot(th, th))
+            return (
+                value,
+                g + rr.rounded(0.5 * th),
+                rr._symmetric_from_upper(H, d) + 0.5 * jnp.eye(d, dtype=dtype),
+            )
+
+        for run in range(3):
+            h = jax.tree.map(lambda a: a[run], hist)
+            expected = definition(theta[run], h, -(-int(h.filled) // block))
+            for a, b in zip(got, expected):
+                np.testing.assert_array_equal(np.asarray(a[run]), np.asarray(b))
+
+
 @pytest.mark.parametrize("kind", ["huber", "pseudo_huber"])
 def test_refit_in_float32_is_close_to_float64(kind):
     with jax.enable_x64(True):
