@@ -136,8 +136,6 @@ def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, 
 
 def _passes_at_once(make_alg, make_env, names, values, horizon) -> bool:
     """Whether the factories build and pass their checks with every grid point's values at once."""
-    if not names:
-        return False
     columns = np.meshgrid(*values, indexing="ij")
     point = {
         n: float(v[0]) if v.size == 1 else column.ravel() for n, v, column in zip(names, values, columns)
