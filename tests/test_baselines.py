@@ -306,6 +306,9 @@ def test_pairwise_sum_is_the_halving_tree_along_either_axis(n):
     along_last = np.asarray(jax.jit(lambda a: rr.pairwise_sum(a, axis=1))(jnp.asarray(x.T)))
     np.testing.assert_array_equal(along_rows, expected)
     np.testing.assert_array_equal(along_last, expected)
+    for bad in (2, -3, 1.0, True):
+        with pytest.raises(ValueError, match=r"axis=.* is invalid: it must be an integer in \[-2, 1\]"):
+            rr.pairwise_sum(jnp.asarray(x), axis=bad)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -213,6 +213,8 @@ def pairwise_sum(x: Array, axis: int = 0) -> Array:
     ``vmap`` batch — unlike ``jnp.sum`` or a dot, whose order XLA picks by the batched shapes — and the
     error grows like log n, not n. The sums are the same along any axis; along the last (contiguous)
     one XLA's CPU code runs them about twice as fast."""
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis={axis!r} is invalid: it must be an integer in [{-x.ndim}, {x.ndim - 1}]")
     axis = axis % x.ndim
     while x.shape[axis] > 1:
         n = x.shape[axis]
