@@ -30,14 +30,45 @@ def test_opt_out_and_user_flag(monkeypatch):
 def test_cpu_classic_emitters_opt_out_and_user_flag(monkeypatch):
     monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", raising=False)
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    assert xla_options.compiler_options()["xla_cpu_use_fusion_emitters"] is False
+    assert xla_options.compiler_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
     monkeypatch.setenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", "0")
-    assert "xla_cpu_use_fusion_emitters" not in xla_options.compiler_options()
+    assert xla_options.compiler_options("cpu") == {}
     monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS")
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=true")
-    assert "xla_cpu_use_fusion_emitters" not in xla_options.compiler_options()  # the user's flag wins
-    monkeypatch.setenv("JAXBANDIT_COMMAND_BUFFERS", "0")
-    assert xla_options.compiler_options() == {}
+    assert xla_options.compiler_options("cpu") == {}  # the user's flag wins
+
+
+def test_each_backend_gets_only_its_own_options(monkeypatch):
+    for variable in ("JAXBANDIT_COMMAND_BUFFERS", "JAXBANDIT_CPU_CLASSIC_EMITTERS", "XLA_FLAGS"):
+        monkeypatch.delenv(variable, raising=False)
+    # A GPU compiler is never handed the CPU's option, nor a CPU compiler the GPU's (jax 0.11's GPU
+    # compiler refused the CPU's option and every sweep failed on a GPU)
+    assert xla_options.compiler_options("gpu") == {
+        "xla_gpu_enable_command_buffer": xla_options.COMMAND_BUFFER
+    }
+    assert xla_options.compiler_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
+    assert xla_options.compiler_options("tpu") == {}
+    assert xla_options.compiler_options() == xla_options.compiler_options(jax.default_backend())
+
+
+def test_an_option_this_xla_does_not_have_is_left_out(monkeypatch):
+    """An option XLA refuses as unknown (jax 0.11.2 on an H100 refused xla_cpu_use_fusion_emitters) is
+    dropped, not fatal."""
+    backend = jax.default_backend()
+    unknown = f"xla_{backend}_jaxbandit_no_such_option"
+    monkeypatch.setitem(xla_options.LIBRARY_OPTIONS, unknown, (True, "JAXBANDIT_TEST_UNKNOWN", backend))
+    monkeypatch.setattr(xla_options, "UNKNOWN_OPTIONS", set())
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    assert unknown in xla_options.compiler_options()
+
+    @xla_options.library_jit(static_argnums=())
+    def f(x):
+        return x * 3
+
+    assert float(f(jnp.float32(2.0))) == 6.0
+    assert xla_options.UNKNOWN_OPTIONS == {unknown}
+    assert unknown not in xla_options.compiler_options()
+    assert float(f(jnp.float32(1.0))) == 3.0
 
 
 def test_same_bits_with_and_without_options_and_inside_a_users_jit(monkeypatch):
