@@ -83,6 +83,28 @@ def test_shared_and_unshared_runs_are_bitwise_the_runs_alone():
                         )
 
 
+def test_a_one_lane_stream_drawn_in_place_is_bitwise_the_materialised_draw(monkeypatch):
+    """On a GPU a stream with one lane draws in place instead of through the one-trip loop: the same
+    values (here forced on the CPU, against the default path and the runs alone)."""
+    from jaxbandit.runner import sweep as sweep_module
+
+    grid = {"C": [5.0], "beta_scale": [0.5], "df": [2.5, 4.0], "S": [1.0]}
+    kw = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
+    assert sweep_module._materialises_draw(1) and sweep_module._materialises_draw(2)
+    materialised = jb.sweep(make_alg, make_env, grid, **kw)
+    monkeypatch.setattr(sweep_module, "_materialises_draw", lambda lanes: lanes > 1)
+    # new factory objects: the chunk program is traced again (jit keys on them), now drawing in place
+    in_place = jb.sweep(lambda p: make_alg(p), lambda p: make_env(p), grid, **kw)
+    for field in materialised.data:
+        np.testing.assert_array_equal(in_place.data[field], materialised.data[field])
+    p = {n: jnp.float32(v) for n, v in zip(grid, (5.0, 0.5, 4.0, 1.0))}
+    alone = jax.jit(
+        lambda p: jb.simulate(make_alg(p), make_env(p), jax.random.fold_in(jax.random.key(0), 8), horizon=T)
+    )(p)
+    for field in ("regret", "action", "corruption"):
+        np.testing.assert_array_equal(in_place.data[field][0, 0, 1, 0, 1], np.asarray(getattr(alone, field)))
+
+
 def test_algorithms_in_lockstep_are_bitwise_the_algorithms_run_apart():
     """Lockstep (the default) feeds one draw per stream to every algorithm in one program: two
     deterministic algorithms and a randomised one (keys), with a stream axis, an adversary axis and
