@@ -6,6 +6,7 @@ import importlib
 import io
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -28,13 +29,20 @@ ROOT = Path(__file__).resolve().parents[1]
 def load_previous(rev: str):
     """The package as of git revision ``rev``, imported as ``jaxbandit_previous`` beside ``jaxbandit``, so
     that a benchmark can time the previous code and the current one in one process (its sweep and
-    simulation paths import relatively)."""
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "jaxbandit"], check=True, capture_output=True
-    ).stdout
+    simulation paths import relatively). ``rev`` may also be a folder holding that revision's
+    ``jaxbandit`` (made with ``git archive REV jaxbandit | tar -x -C FOLDER``), for a machine without the
+    repository's history, such as a lent GPU."""
     root = Path(tempfile.mkdtemp(prefix="jaxbandit-previous-"))
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(root, filter="data")
+    if (Path(rev) / "jaxbandit").is_dir():
+        shutil.copytree(Path(rev) / "jaxbandit", root / "jaxbandit")
+    else:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", rev, "jaxbandit"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(root, filter="data")
     (root / "jaxbandit").rename(root / "jaxbandit_previous")
     sys.path.insert(0, str(root))
     return importlib.import_module("jaxbandit_previous")

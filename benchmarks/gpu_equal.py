@@ -1,8 +1,10 @@
-"""Are the library's GPU compiler options (command buffers) result-neutral? One process: a CR-Hvt-UCB
-grid sweep and a single run, compiled with the library's options and again with them off
-(``JAXBANDIT_COMMAND_BUFFERS=0``); prints whether every output array is bitwise equal.
+"""Are the library's GPU compiler options (command buffers) result-neutral, and does a change keep the
+previous code's results? One process: a CR-Hvt-UCB grid sweep and a single run, compiled with the
+library's options and again with them off (``JAXBANDIT_COMMAND_BUFFERS=0``), and with ``--previous REV``
+(a git revision, or a folder holding one's ``jaxbandit``) the previous code's too; prints whether every
+output array is bitwise equal.
 
-    python benchmarks/gpu_equal.py [--seeds 256] [--horizon 300]
+    python benchmarks/gpu_equal.py [--seeds 256] [--horizon 300] [--previous REV]
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np
 import jaxbandit as jb
 
 
-def outputs(seeds: int, T: int) -> dict:
+def outputs(seeds: int, T: int, jb=jb) -> dict:
     def make_env(p):
         return jb.envs.linear(
             common.D, common.K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"])
@@ -28,7 +30,7 @@ def outputs(seeds: int, T: int) -> dict:
 
     grid = {"C": [0.0, 100.0], "beta_scale": [1e-4, 1e-2]}
     res = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=seeds, record="all")
-    one = jb.simulate(common.paper_alg(T), common.paper_env(), 7, horizon=T)
+    one = jb.simulate(make_alg({"C": 100.0, "beta_scale": 1e-4}), make_env({"C": 100.0}), 7, horizon=T)
     out = {f"sweep_{k}": np.asarray(v) for k, v in res.data.items()}
     out.update({f"simulate_{k}": np.asarray(v) for k, v in one._asdict().items()})
     return out
@@ -38,6 +40,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=256)
     parser.add_argument("--horizon", type=int, default=300)
+    parser.add_argument("--previous", default=None, help="git revision or folder of the previous code")
     args = parser.parse_args(argv)
     print(
         "backend",
@@ -46,6 +49,10 @@ def main(argv=None):
         jb.runner.xla_options.command_buffers_enabled(),
     )
     on = outputs(args.seeds, args.horizon)
+    if args.previous:
+        previous = outputs(args.seeds, args.horizon, common.load_previous(args.previous))
+        bad = [k for k in on if not np.array_equal(on[k], previous[k])]
+        print(f"equal to the previous code ({args.previous}):", not bad, *bad)
     os.environ["JAXBANDIT_COMMAND_BUFFERS"] = "0"
     off = outputs(args.seeds, args.horizon)
     bad = [k for k in on if not np.array_equal(on[k], off[k])]
