@@ -307,21 +307,6 @@ def value_grad_hess(theta: Array, hist: History, reg: Array, loss: Loss):
     )
 
 
-def values(thetas: Array, hist: History, reg: Array, loss: Loss) -> Array:
-    """The objective at each of ``thetas`` `[m, d]`; returns `[m]` (batch-invariant, like
-    :func:`value_grad_hess`)."""
-    block = min(BLOCK, hist.r.shape[0])
-
-    def body(i, acc):
-        X, r, s, tau, mask = block_rows(hist, i, block)
-        z = (r[:, None] - rounded_dot(X[:, None, :], thetas[None, :, :])) / s[:, None]  # [block, m]
-        rho, _, _ = loss(z, tau[:, None])
-        return acc + pairwise_sum(rounded(jnp.where(mask[:, None], rho, 0.0)))
-
-    acc = jax.lax.fori_loop(0, num_blocks(hist, block), body, jnp.zeros(thetas.shape[0], thetas.dtype))
-    return acc + rounded(0.5 * reg * rounded_dot(thetas, thetas))
-
-
 def default_tol(dtype) -> float:
     """1e-10 in float64, 1e-5 in float32 (static: it depends only on the dtype)."""
     return 1e-10 if jnp.dtype(dtype) == jnp.float64 else 1e-5
