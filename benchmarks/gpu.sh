@@ -26,7 +26,7 @@ cd benchmarks
   # each against the per-run bound (XLA's defaults).
   timeout 280 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
   # Where the grid's round goes: its kernels, launches and device time per round, against the wall time.
-  timeout 60 $PY kernel_profile.py --seeds 10000 --horizon 50
+  timeout 90 $PY kernel_profile.py --seeds 10000 --horizon 500
   # Four algorithms in lockstep (one program, one draw) against one program each, 10^4 independent seeds.
   timeout 150 $PY lockstep.py --seeds 10000 --horizon 1000 --repeats 2
 } 2>&1 | tee "$OUT/gpu.log"

@@ -2,26 +2,55 @@
 ``beta_scale`` values × seeds × rounds, the paper's environment), its device events summed by kernel.
 
 Prints the kernels per round, the device time per round and the kernels that take the most of it (name,
-launches per round, microseconds per round, share). Meant for a GPU (on a CPU the "kernels" are XLA's
-thunks, and far fewer of them are traced).
+launches per round, microseconds per round, share, the jax operation it was made from). Meant for a GPU
+(on a CPU no device events are traced). With command buffers, the profiler does not see every iteration
+of a loop inside a graph (the noise sampler's rejection loop, the projection's Newton loop): profile
+with ``JAXBANDIT_COMMAND_BUFFERS=0`` to count them.
 
-    python benchmarks/kernel_profile.py [--seeds 10000] [--horizon 50] [--top 30]
+    python benchmarks/kernel_profile.py [--seeds 10000] [--horizon 500] [--top 30]
 """
 
 from __future__ import annotations
 
-import argparse
-import collections
-import glob
+import os
 import tempfile
-import time
 
-import common
-import jax
-import numpy as np
-from jax.profiler import ProfileData
+# The optimised chunk program is dumped as text, to name each kernel's source operation (set before jax
+# starts a backend).
+DUMP = tempfile.mkdtemp(prefix="jaxbandit-hlo-")
+os.environ["XLA_FLAGS"] = (
+    f"{os.environ.get('XLA_FLAGS', '')} --xla_dump_to={DUMP} --xla_dump_hlo_as_text "
+    "--xla_dump_hlo_module_re=.*run_chunk.*"
+).strip()
 
-import jaxbandit as jb
+import argparse  # noqa: E402
+import collections  # noqa: E402
+import glob  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
+
+import common  # noqa: E402
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.profiler import ProfileData  # noqa: E402
+
+import jaxbandit as jb  # noqa: E402
+
+_INSTRUCTION = re.compile(r'^\s+%([\w.\-]+) = .*?metadata=\{[^}]*?op_name="([^"]*)"')
+
+
+def source_operations(dump: str) -> dict:
+    """Kernel name (as the profiler writes it: '.' as '_') -> the jax operation it was made from, read
+    from the optimised chunk program's text."""
+    names = {}
+    for path in glob.glob(f"{dump}/*run_chunk*after_optimizations.txt"):
+        with open(path) as f:
+            for line in f:
+                match = _INSTRUCTION.match(line)
+                if match:
+                    op = match.group(2).replace("jit(_run_chunk)/vmap()/while/body/", "")
+                    names[match.group(1).replace(".", "_")] = op.replace("eval_jaxpr/", "")
+    return names
 
 
 def device_events(xplane: str):
@@ -39,7 +68,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10000)
     parser.add_argument("--betas", type=int, default=16)
-    parser.add_argument("--horizon", type=int, default=50)
+    parser.add_argument("--horizon", type=int, default=500, help="rounds (the projection rarely acts early)")
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args(argv)
     T = args.horizon
@@ -83,18 +112,20 @@ def main(argv=None):
         f"kernels per round {launches / T:.1f}, kernel time per round {busy_ns / T / 1e3:.1f} us, "
         f"wall per round {wall / T * 1e6:.1f} us ({runs * T / wall:.3g} agent-rounds/s)\n"
     )
+    sources = source_operations(DUMP)
     rows = [
         dict(
             kernel=name[:90],
             per_round=n / T,
             us_per_round=ns / T / 1e3,
             share=ns / max(busy_ns, 1),
+            source=sources.get(name, "")[-110:],
         )
         for name, (n, ns) in sorted(kernels.items(), key=lambda kv: -kv[1][1])
     ]
     common.print_table(
         rows[: args.top],
-        [("kernel", ""), ("per_round", ".2f"), ("us_per_round", ".1f"), ("share", ".3f")],
+        [("kernel", ""), ("per_round", ".2f"), ("us_per_round", ".1f"), ("share", ".3f"), ("source", "")],
     )
     path = common.write_json(
         "kernel_profile",
