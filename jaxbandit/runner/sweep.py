@@ -137,10 +137,10 @@ def _run_chunk(
 
     Each round's draw is :func:`_computed_once` per stream before the lanes read it: left to itself, XLA
     fuses the contexts' arithmetic (bits to normals to the sphere) into every lane's UCB sums, each lane
-    computing it again (a 16-point grid ran 1.5× slower so; on the CPU even one lane's two readers, the
-    UCB sums and the regret, make one-lane streams 1.02–1.08× faster with it). Except on a GPU for a
-    stream with one lane: there the loop is one more loop a round, and independent runs ran 1.19× as
-    fast without it (H100, 10⁵ runs). The same values either way."""
+    computing it again (a 16-point grid ran 1.5× slower so; on the CPU, streams of one lane also run
+    1.02–1.08× faster with it). Except on a GPU for a stream with one lane: there the loop is one more
+    loop a round, and independent runs ran 1.19× as fast without it (H100, 10⁵ runs). The same values
+    either way."""
     materialise = _materialises_draw(len(make_algs) * agent_params.shape[0])
 
     def per_stream(sp, c: _StreamCarry):
