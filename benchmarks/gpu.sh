@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The GPU measurements behind the README's GPU tables, as one command that fits a 15-minute lease on a
-# machine with one GPU (about 8 minutes). Uses the machine's own jax (no install: PYTHONPATH is the
+# machine with one GPU. Uses the machine's own jax (no install: PYTHONPATH is the
 # checkout). Results go to $OUT (default benchmarks/results): grid_sweep.json, kernel_profile.json,
 # lockstep.json, gpu.log. A lent machine has no git history: to time the previous code beside the
-# current one there, extract it here (git archive REV jaxbandit | tar -x -C .prev/REV, a folder git
-# ignores), carry that folder, and set PREVIOUS=.prev/REV.
+# current one there, extract it here into a folder git ignores (echo /.prev/ >> .git/info/exclude;
+# mkdir -p .prev/REV; git archive REV jaxbandit | tar -x -C .prev/REV), carry .prev, and set
+# PREVIOUS=.prev/REV. The whole script takes about 8 minutes there (timeouts sum to 9.5).
 #
 #     bash benchmarks/gpu.sh
 set -u
