@@ -5,7 +5,7 @@
 # lockstep.json, gpu.log. A lent machine has no git history: to time the previous code beside the
 # current one there, extract it here into a folder git ignores (echo /.prev/ >> .git/info/exclude;
 # mkdir -p .prev/REV; git archive REV jaxbandit | tar -x -C .prev/REV), carry .prev, and set
-# PREVIOUS=.prev/REV. The whole script takes about 8 minutes there (timeouts sum to 9.5).
+# PREVIOUS=.prev/REV. Its timeouts sum to 530 s, under the 600 s a command may run there.
 #
 #     bash benchmarks/gpu.sh
 set -u
@@ -21,13 +21,13 @@ cd benchmarks
   $PY -c "import jax; print('jax', jax.__version__, jax.devices())"
   # The library compiles its sweeps and runs with command buffers on a GPU: check that this changes no bit
   # (and, with PREVIOUS set, that the previous code gives the same bits).
-  timeout 100 $PY gpu_equal.py --seeds 1024 --horizon 300 $([ "$PREV" != none ] && echo --previous "$PREV")
+  timeout 90 $PY gpu_equal.py --seeds 1024 --horizon 300 $([ "$PREV" != none ] && echo --previous "$PREV")
   # Shared streams, library settings: 16 beta values x 10^4 seeds x 2000 rounds (target 3e8 agent-rounds/s
   # on one H100), Figure 1's CR tuning grid, and 10^5 independent runs x 1000 rounds (target 1.5e8);
   # each against the per-run bound (XLA's defaults).
-  timeout 280 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
+  timeout 240 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
   # Where the grid's round goes: its kernels, launches and device time per round, against the wall time.
-  timeout 90 $PY kernel_profile.py --seeds 10000 --horizon 500
+  timeout 70 $PY kernel_profile.py --seeds 10000 --horizon 500
   # Four algorithms in lockstep (one program, one draw) against one program each, 10^4 independent seeds.
-  timeout 150 $PY lockstep.py --seeds 10000 --horizon 1000 --repeats 2
+  timeout 130 $PY lockstep.py --seeds 10000 --horizon 1000 --repeats 2
 } 2>&1 | tee "$OUT/gpu.log"
