@@ -19,18 +19,20 @@ import numpy as np
 import jaxbandit as jb
 
 
-def outputs(seeds: int, T: int, jb=jb) -> dict:
+def outputs(seeds: int, T: int, lib=jb) -> dict:
+    """Every recorded array of the sweep and the single run, as NumPy, made with the library ``lib``."""
+
     def make_env(p):
-        return jb.envs.linear(
-            common.D, common.K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"])
+        return lib.envs.linear(
+            common.D, common.K, noise=lib.noise.student_t(3.0), corruption=lib.corruption.flip(p["C"])
         )
 
     def make_alg(p):
-        return jb.cr_hvt_ucb(T, common.D, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"])
+        return lib.cr_hvt_ucb(T, common.D, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"])
 
     grid = {"C": [0.0, 100.0], "beta_scale": [1e-4, 1e-2]}
-    res = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=seeds, record="all")
-    one = jb.simulate(make_alg({"C": 100.0, "beta_scale": 1e-4}), make_env({"C": 100.0}), 7, horizon=T)
+    res = lib.sweep(make_alg, make_env, grid, horizon=T, seeds=seeds, record="all")
+    one = lib.simulate(make_alg({"C": 100.0, "beta_scale": 1e-4}), make_env({"C": 100.0}), 7, horizon=T)
     out = {f"sweep_{k}": np.asarray(v) for k, v in res.data.items()}
     out.update({f"simulate_{k}": np.asarray(v) for k, v in one._asdict().items()})
     return out

@@ -49,6 +49,9 @@ def test_each_backend_gets_only_its_own_options(monkeypatch):
     assert xla_options.compiler_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
     assert xla_options.compiler_options("tpu") == {}
     assert xla_options.compiler_options() == xla_options.compiler_options(jax.default_backend())
+    monkeypatch.setenv("JAXBANDIT_COMMAND_BUFFERS", "0")
+    monkeypatch.setenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", "0")
+    assert xla_options.compiler_options("gpu") == {} and xla_options.compiler_options("cpu") == {}
 
 
 def test_an_option_this_xla_does_not_have_is_left_out(monkeypatch):
