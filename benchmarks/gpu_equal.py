@@ -32,9 +32,15 @@ def outputs(seeds: int, T: int, lib=jb) -> dict:
 
     grid = {"C": [0.0, 100.0], "beta_scale": [1e-4, 1e-2]}
     res = lib.sweep(make_alg, make_env, grid, horizon=T, seeds=seeds, record="all")
-    one = lib.simulate(make_alg({"C": 100.0, "beta_scale": 1e-4}), make_env({"C": 100.0}), 7, horizon=T)
+    # one grid point: streams of one lane (independent runs), which draw differently on a GPU
+    point = {"C": 100.0, "beta_scale": 1e-4}
+    lone = lib.sweep(make_alg, make_env, {k: [v] for k, v in point.items()}, horizon=T, seeds=8, record="all")
+    one = lib.simulate(make_alg(point), make_env(point), jax.random.fold_in(jax.random.key(0), 7), horizon=T)
     out = {f"sweep_{k}": np.asarray(v) for k, v in res.data.items()}
+    out.update({f"lone_{k}": np.asarray(v) for k, v in lone.data.items()})
     out.update({f"simulate_{k}": np.asarray(v) for k, v in one._asdict().items()})
+    alone = all(np.array_equal(out[f"lone_{k}"][0, 0, 7], out[f"simulate_{k}"]) for k in ("regret", "action"))
+    print(f"{lib.__name__}: seed 7 of the one-point sweep bitwise its run alone (jb.simulate):", alone)
     return out
 
 

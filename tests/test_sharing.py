@@ -83,26 +83,56 @@ def test_shared_and_unshared_runs_are_bitwise_the_runs_alone():
                         )
 
 
-def test_a_one_lane_stream_drawn_in_place_is_bitwise_the_materialised_draw(monkeypatch):
-    """On a GPU a stream with one lane draws in place instead of through the one-trip loop: the same
-    values (here forced on the CPU, against the default path and the runs alone)."""
+@pytest.mark.parametrize("ahead", [5, 25])
+def test_rounds_drawn_ahead_are_bitwise_the_rounds_drawn_in_their_own_step(monkeypatch, ahead):
+    """On a GPU a chunk's rounds are drawn ahead in blocks (a vmap over the block's rounds, then the
+    rounds): the same values as each round drawing in its own step (the CPU's default), here forced on
+    the CPU, with several lanes and with one, against the runs alone. Blocks of 5 and of the whole
+    chunk (25), and a last chunk padded past the horizon (T = 60)."""
     from jaxbandit.runner import sweep as sweep_module
 
-    grid = {"C": [5.0], "beta_scale": [0.5], "df": [2.5, 4.0], "S": [1.0]}
+    grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
+    lone = {"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]}
     kw = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
-    assert sweep_module._materialises_draw(1) and sweep_module._materialises_draw(2)
-    materialised = jb.sweep(make_alg, make_env, grid, **kw)
-    monkeypatch.setattr(sweep_module, "_materialises_draw", lambda lanes: lanes > 1)
-    # new factory objects: the chunk program is traced again (jit keys on them), now drawing in place
-    in_place = jb.sweep(lambda p: make_alg(p), lambda p: make_env(p), grid, **kw)
-    for field in materialised.data:
-        np.testing.assert_array_equal(in_place.data[field], materialised.data[field])
-    p = {n: jnp.float32(v) for n, v in zip(grid, (5.0, 0.5, 4.0, 1.0))}
+    assert sweep_module.DRAW_AHEAD is None and jax.default_backend() == "cpu"
+    in_step = {name: jb.sweep(make_alg, make_env, g, **kw) for name, g in (("grid", grid), ("lone", lone))}
+    monkeypatch.setattr(sweep_module, "DRAW_AHEAD", ahead)
+    for name, g in (("grid", grid), ("lone", lone)):
+        drawn_ahead = jb.sweep(make_alg, make_env, g, **kw)
+        for field in in_step[name].data:
+            np.testing.assert_array_equal(drawn_ahead.data[field], in_step[name].data[field])
+    p = {n: jnp.float32(v[0]) for n, v in lone.items()}
     alone = jax.jit(
         lambda p: jb.simulate(make_alg(p), make_env(p), jax.random.fold_in(jax.random.key(0), 8), horizon=T)
     )(p)
     for field in ("regret", "action", "corruption"):
-        np.testing.assert_array_equal(in_place.data[field][0, 0, 1, 0, 1], np.asarray(getattr(alone, field)))
+        np.testing.assert_array_equal(
+            drawn_ahead.data[field][0, 0, 0, 0, 1], np.asarray(getattr(alone, field))
+        )
+
+
+def test_the_block_drawn_ahead_is_the_largest_divisor_of_the_chunk_that_fits_the_memory_cap(monkeypatch):
+    """A round of this stream is K·d + K + 2 = 22 float32 per stream (contexts, means, η_t, ν_t): with
+    4 streams, 352 bytes a round."""
+    from jaxbandit.runner import sweep as sweep_module
+
+    grid = {"C": [5.0], "beta_scale": [0.5], "df": [2.5, 4.0], "S": [1.0]}
+    names, axes = jb.runner.grid.grid_arrays(grid)
+    layout = sweep_module._Layout(("S", "df"), ("C", "beta_scale"))
+    plan = sweep_module._Plan.make(layout, names, axes, np.array([3, 8]), jax.random.key(0), None, T, 24, 1)
+    assert plan.padded == 4 and plan.chunk == 24
+    ahead = lambda: sweep_module._rounds_ahead(make_env, layout, plan)
+    assert ahead() == 0  # the CPU's default
+    monkeypatch.setattr(sweep_module, "DRAW_AHEAD", 10)
+    assert ahead() == 8  # 24's largest divisor <= 10
+    monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 352 * 5)
+    assert ahead() == 4  # <= 5 rounds fit
+    monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 100)
+    assert ahead() == 1  # not even one round fits: one at a time
+    monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 1 << 30)
+    monkeypatch.setattr(sweep_module, "DRAW_AHEAD", None)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert ahead() == 24  # a GPU's default: the whole chunk when it fits
 
 
 def test_algorithms_in_lockstep_are_bitwise_the_algorithms_run_apart():

@@ -22,7 +22,8 @@ Shared streams. The grid axes that can change the environment's stream (θ*, con
 parameter, S, L, ...) are found by tracing it (``runner.sharing``); the others (the adversary's and the
 algorithm's) cannot. The runs are laid out as streams × lanes: one stream per (seed, value of the stream
 axes), drawn once per round, and one lane per value of the other axes, all fed that draw — a
-``vmap`` over streams of a ``vmap`` over lanes inside one ``lax.scan`` over rounds. The algorithms of a
+``vmap`` over streams of a ``vmap`` over lanes inside one ``lax.scan`` over rounds (on a GPU, each
+chunk's rounds drawn ahead in blocks, see :func:`_rounds_ahead`). The algorithms of a
 dict run in lockstep in that scan (each lane carries one state per algorithm), so one draw serves them
 all (``lockstep=False``: one program per algorithm). A run's numbers are bitwise those of the same run
 alone (``jb.simulate``), in any batch, chunking, device count or lockstep.
@@ -118,13 +119,14 @@ def _init_streams(make_algs, make_env, layout: _Layout, stream_params, agent_par
     return jax.vmap(per_stream)(stream_params, stream_seeds)
 
 
-@library_jit(static_argnums=(0, 1, 2, 3, 4))
+@library_jit(static_argnums=(0, 1, 2, 3, 4, 5))
 def _run_chunk(
     make_algs,
     make_env,
     layout: _Layout,
     horizon: int,
     per_round: bool,
+    ahead: int,
     stream_params,
     agent_params,
     carry,
@@ -135,21 +137,20 @@ def _run_chunk(
     has one shape (one compilation); padded rounds add nothing to the recorded sums, and the state they
     leave behind is never used.
 
-    Each round's draw is :func:`_computed_once` per stream before the lanes read it: left to itself, XLA
-    fuses the contexts' arithmetic (bits to normals to the sphere) into every lane's UCB sums, each lane
-    computing it again (a 16-point grid ran 1.5× slower so; on the CPU, streams of one lane also run
-    1.02–1.08× faster with it). Except on a GPU for a stream with one lane: there the loop is one more
-    loop a round, and independent runs ran 1.19× as fast without it (H100, 10⁵ runs). The same values
-    either way."""
-    materialise = _materialises_draw(len(make_algs) * agent_params.shape[0])
+    ``ahead`` > 0 (a divisor of n): the rounds run in blocks of ``ahead``, each block's draws made at once
+    (a ``vmap`` over its rounds) before its rounds run, so that the stream's loops (a sampler's rejection
+    loop) run once a block instead of once a round, and the lanes read the draws from memory. ``ahead`` =
+    0: each round draws in its own step, the draw :func:`_computed_once` per stream before the lanes read
+    it (left to itself, XLA fuses the contexts' arithmetic into every lane's UCB sums, each lane computing
+    it again: a 16-point grid ran 1.5× slower so). The same values either way."""
 
     def per_stream(sp, c: _StreamCarry):
         stream = make_env(_point(layout, sp, agent_params[0])).stream
 
-        def body(c: _StreamCarry, t):
-            rnd = stream.draw(jax.random.fold_in(c.round_key, t), c.theta_star, t)
-            if materialise:
-                rnd = _computed_once(rnd, t)
+        def draw(t) -> Round:
+            return stream.draw(jax.random.fold_in(c.round_key, t), c.theta_star, t)
+
+        def play(c: _StreamCarry, t, rnd: Round):
             keys = agent_keys(c.agent_key, t)
 
             def per_lane(ap, lanes: tuple[_Lane, ...]):
@@ -174,15 +175,55 @@ def _run_chunk(
             lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
             return c._replace(lanes=lanes), out
 
-        return jax.lax.scan(body, c, rounds)
+        if not ahead:
+
+            def step(c: _StreamCarry, t):
+                return play(c, t, _computed_once(draw(t), t))
+
+            return jax.lax.scan(step, c, rounds)
+
+        def block(c: _StreamCarry, ts):
+            return jax.lax.scan(lambda c, tr: play(c, *tr), c, (ts, jax.vmap(draw)(ts)))
+
+        c, out = jax.lax.scan(block, c, rounds.reshape(-1, ahead))
+        return c, jax.tree.map(lambda v: v.reshape(-1, *v.shape[2:]), out)
 
     return jax.vmap(per_stream)(stream_params, carry)
 
 
-def _materialises_draw(lanes: int) -> bool:
-    """Whether a stream with ``lanes`` lanes makes each round's draw :func:`_computed_once` (read when a
-    chunk is traced): always, but on a GPU for one lane."""
-    return lanes > 1 or jax.default_backend() != "gpu"
+#: The most rounds a stream draws ahead of running them (see :func:`_rounds_ahead`); None: the backend's
+#: default (a GPU: as many as memory allows; a CPU: none).
+DRAW_AHEAD: int | None = None
+
+#: The most bytes the draws of one block of rounds may take, every stream's together.
+AHEAD_BYTES = 1 << 30
+
+
+def _rounds_ahead(make_env, layout: _Layout, plan: _Plan) -> int:
+    """How many rounds a chunk draws at once (0: each round draws in its own step): the largest divisor of
+    the chunk up to ``DRAW_AHEAD`` whose draws, every stream's, fit in ``AHEAD_BYTES``.
+
+    On a GPU, each iteration of a loop in a round is kernels and a condition: drawing the chunk's rounds
+    ahead made the 16-point grid 1.17× and Figure 1's tuning grid 1.40× as fast, independent runs 1.03×
+    (H100, ``benchmarks/draw_ahead.py``). On the CPU it does not pay (see ``docs/performance.md``)."""
+    limit = (None if jax.default_backend() == "gpu" else 0) if DRAW_AHEAD is None else DRAW_AHEAD
+    if limit == 0:
+        return 0
+
+    def one_round(stream_values, agent_values, key):
+        stream = make_env(_point(layout, stream_values, agent_values)).stream
+        return stream.draw(key, stream.init(key), jnp.int32(0))
+
+    shapes = jax.eval_shape(
+        one_round,
+        jax.ShapeDtypeStruct(plan.stream_params.shape[1:], plan.stream_params.dtype),
+        jax.ShapeDtypeStruct(plan.agent_params.shape[1:], plan.agent_params.dtype),
+        plan.base_key,
+    )
+    per_round = plan.padded * sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
+    cap = max(1, AHEAD_BYTES // max(per_round, 1))
+    cap = min(cap, plan.chunk if limit is None else limit)
+    return max(b for b in range(1, cap + 1) if plan.chunk % b == 0)
 
 
 def _computed_once(tree: Round, t) -> Round:
@@ -225,8 +266,9 @@ def record_rounds(record, horizon: int) -> np.ndarray:
 
 
 def _default_chunk(num_runs: int, horizon: int) -> int:
-    # Keep the per-chunk outputs near 2^24 numbers per field, at least 64 rounds per chunk.
-    return int(min(horizon, max(64, (1 << 24) // max(num_runs, 1))))
+    # Keep the per-chunk outputs near 2^24 numbers per field, at least 64 rounds per chunk, a multiple of
+    # 16 (so that blocks of rounds drawn ahead divide it).
+    return int(min(horizon, max(64, (1 << 24) // max(num_runs, 1)) // 16 * 16))
 
 
 def _seed_ids(seeds) -> np.ndarray:
@@ -555,12 +597,15 @@ def _run_algorithms(
             carry, kept, start_round = restored
             carry = distributed.shard_runs(carry, plan.mesh)
     num_runs = plan.num_streams * plan.agent_params.shape[0] * len(make_algs)
+    ahead = _rounds_ahead(make_env, plan.layout, plan)
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
     for t0 in range(start_round, horizon, plan.chunk):
         rounds = np.arange(t0, t0 + plan.chunk, dtype=np.int32)
-        carry, out = _run_chunk(make_algs, make_env, plan.layout, horizon, per_round, *args, carry, rounds)
+        carry, out = _run_chunk(
+            make_algs, make_env, plan.layout, horizon, per_round, ahead, *args, carry, rounds
+        )
         sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
         # [S, n, G, algorithms] -> [S, G, algorithms, kept]; only kept rounds leave the device
         stacked = {f: np.moveaxis(_kept_rounds(v, sel), 1, -1) for f, v in out.items()}
