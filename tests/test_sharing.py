@@ -83,20 +83,23 @@ def test_shared_and_unshared_runs_are_bitwise_the_runs_alone():
                         )
 
 
-@pytest.mark.parametrize("ahead", [5, 25])
-def test_rounds_drawn_ahead_are_bitwise_the_rounds_drawn_in_their_own_step(monkeypatch, ahead):
+@pytest.mark.parametrize("ahead, runs_minor", [(5, False), (25, True), (0, True)])
+def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor):
     """On a GPU a chunk's rounds are drawn ahead in blocks (a vmap over the block's rounds, then the
-    rounds): the same values as each round drawing in its own step (the CPU's default), here forced on
-    the CPU, with several lanes and with one, against the runs alone. Blocks of 5 and of the whole
-    chunk (25), and a last chunk padded past the horizon (T = 60)."""
+    rounds) and the lanes' states are carried with the runs on the minor axes: the same values as the
+    CPU's layout (each round drawn in its own step, runs major), here forced on the CPU, with several
+    lanes and with one, against the runs alone. Blocks of 5 and of the whole chunk (25), and a last
+    chunk padded past the horizon (T = 60)."""
     from jaxbandit.runner import sweep as sweep_module
 
     grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
     lone = {"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]}
     kw = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
-    assert sweep_module.DRAW_AHEAD is None and jax.default_backend() == "cpu"
+    assert sweep_module.DRAW_AHEAD is None and sweep_module.RUNS_MINOR is None
+    assert jax.default_backend() == "cpu" and not sweep_module._runs_minor()
     in_step = {name: jb.sweep(make_alg, make_env, g, **kw) for name, g in (("grid", grid), ("lone", lone))}
     monkeypatch.setattr(sweep_module, "DRAW_AHEAD", ahead)
+    monkeypatch.setattr(sweep_module, "RUNS_MINOR", runs_minor)
     for name, g in (("grid", grid), ("lone", lone)):
         drawn_ahead = jb.sweep(make_alg, make_env, g, **kw)
         for field in in_step[name].data:

@@ -119,7 +119,7 @@ def _init_streams(make_algs, make_env, layout: _Layout, stream_params, agent_par
     return jax.vmap(per_stream)(stream_params, stream_seeds)
 
 
-@library_jit(static_argnums=(0, 1, 2, 3, 4, 5))
+@library_jit(static_argnums=(0, 1, 2, 3, 4, 5, 6))
 def _run_chunk(
     make_algs,
     make_env,
@@ -127,6 +127,7 @@ def _run_chunk(
     horizon: int,
     per_round: bool,
     ahead: int,
+    runs_minor: bool,
     stream_params,
     agent_params,
     carry,
@@ -142,53 +143,85 @@ def _run_chunk(
     loop) run once a block instead of once a round, and the lanes read the draws from memory. ``ahead`` =
     0: each round draws in its own step, the draw :func:`_computed_once` per stream before the lanes read
     it (left to itself, XLA fuses the contexts' arithmetic into every lane's UCB sums, each lane computing
-    it again: a 16-point grid ran 1.5× slower so). The same values either way."""
+    it again: a 16-point grid ran 1.5× slower so). ``runs_minor``: the rounds carry the lanes' states
+    `[..., S, G]` (see ``RUNS_MINOR``). The same values every way."""
 
-    def per_stream(sp, c: _StreamCarry):
+    def draw(sp, round_key, theta_star, t) -> Round:
         stream = make_env(_point(layout, sp, agent_params[0])).stream
+        return stream.draw(jax.random.fold_in(round_key, t), theta_star, t)
 
-        def draw(t) -> Round:
-            return stream.draw(jax.random.fold_in(c.round_key, t), c.theta_star, t)
+    def play(sp, c: _StreamCarry, t, rnd: Round):
+        """Round ``t`` of one stream's lanes, fed its draw ``rnd``."""
+        keys = agent_keys(c.agent_key, t)
 
-        def play(c: _StreamCarry, t, rnd: Round):
-            keys = agent_keys(c.agent_key, t)
+        def per_lane(ap, lanes: tuple[_Lane, ...]):
+            point = _point(layout, sp, ap)
+            env = make_env(point)
+            active = t < horizon
+            new_lanes, outs = [], []
+            for make_alg, lane in zip(make_algs, lanes):
+                env_state = EnvState(c.theta_star, lane.adversary)
+                alg_state, env_state, traj = respond_and_learn(
+                    make_alg(point), env, lane.alg_state, env_state, rnd, t, keys
+                )
+                cum = accumulate.add(lane.cum_regret, jnp.where(active, traj.regret, 0.0))
+                spent = accumulate.add(lane.spent, jnp.where(active, jnp.abs(traj.corruption), 0.0))
+                out = {"cumulative_regret": cum.shown, "corruption_spent": spent.shown}
+                if per_round:
+                    out.update(regret=traj.regret, action=traj.action, corruption=traj.corruption)
+                new_lanes.append(_Lane(alg_state, env_state.adversary, cum, spent))
+                outs.append(out)
+            return tuple(new_lanes), {f: jnp.stack([o[f] for o in outs]) for f in outs[0]}
 
-            def per_lane(ap, lanes: tuple[_Lane, ...]):
-                point = _point(layout, sp, ap)
-                env = make_env(point)
-                active = t < horizon
-                new_lanes, outs = [], []
-                for make_alg, lane in zip(make_algs, lanes):
-                    env_state = EnvState(c.theta_star, lane.adversary)
-                    alg_state, env_state, traj = respond_and_learn(
-                        make_alg(point), env, lane.alg_state, env_state, rnd, t, keys
-                    )
-                    cum = accumulate.add(lane.cum_regret, jnp.where(active, traj.regret, 0.0))
-                    spent = accumulate.add(lane.spent, jnp.where(active, jnp.abs(traj.corruption), 0.0))
-                    out = {"cumulative_regret": cum.shown, "corruption_spent": spent.shown}
-                    if per_round:
-                        out.update(regret=traj.regret, action=traj.action, corruption=traj.corruption)
-                    new_lanes.append(_Lane(alg_state, env_state.adversary, cum, spent))
-                    outs.append(out)
-                return tuple(new_lanes), {f: jnp.stack([o[f] for o in outs]) for f in outs[0]}
+        lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
+        return c._replace(lanes=lanes), out
 
-            lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
-            return c._replace(lanes=lanes), out
+    def play_all(c: _StreamCarry, t, rnds: Round):
+        c = _lanes_as(c, runs_minor, False)
+        c, out = jax.vmap(play, in_axes=(0, 0, None, 0))(stream_params, c, t, rnds)
+        return _lanes_as(c, False, runs_minor), out
 
-        if not ahead:
+    c = _lanes_as(carry, False, runs_minor)
+    if not ahead:
 
-            def step(c: _StreamCarry, t):
-                return play(c, t, _computed_once(draw(t), t))
+        def step(c: _StreamCarry, t):
+            per_stream = lambda sp, k, th: _computed_once(draw(sp, k, th, t), t)
+            rnds = jax.vmap(per_stream)(stream_params, c.round_key, c.theta_star)
+            return play_all(c, t, rnds)
 
-            return jax.lax.scan(step, c, rounds)
+        c, out = jax.lax.scan(step, c, rounds)
+    else:
 
         def block(c: _StreamCarry, ts):
-            return jax.lax.scan(lambda c, tr: play(c, *tr), c, (ts, jax.vmap(draw)(ts)))
+            # [S, ahead, ...] -> [ahead, S, ...]: round by round
+            per_stream = lambda sp, k, th: jax.vmap(lambda t: draw(sp, k, th, t))(ts)
+            rnds = jax.vmap(per_stream)(stream_params, c.round_key, c.theta_star)
+            rnds = jax.tree.map(lambda v: jnp.moveaxis(v, 1, 0), rnds)
+            return jax.lax.scan(lambda c, tr: play_all(c, *tr), c, (ts, rnds))
 
         c, out = jax.lax.scan(block, c, rounds.reshape(-1, ahead))
-        return c, jax.tree.map(lambda v: v.reshape(-1, *v.shape[2:]), out)
+        out = jax.tree.map(lambda v: v.reshape(-1, *v.shape[2:]), out)
+    # [n, S, G, algorithms] -> [S, n, G, algorithms]
+    return _lanes_as(c, runs_minor, False), jax.tree.map(lambda v: jnp.moveaxis(v, 0, 1), out)
 
-    return jax.vmap(per_stream)(stream_params, carry)
+
+def _lanes_as(c: _StreamCarry, minor: bool, to_minor: bool) -> _StreamCarry:
+    """``c`` with its lanes' arrays `[S, G, ...]` moved to `[..., S, G]` (runs on the minor axes) or back."""
+    if minor == to_minor:
+        return c
+    src, dst = ((0, 1), (-2, -1)) if to_minor else ((-2, -1), (0, 1))
+    return c._replace(lanes=jax.tree.map(lambda v: jnp.moveaxis(v, src, dst), c.lanes))
+
+
+#: Whether a chunk carries the lanes' states with the runs on the minor axes (`[..., S, G]`); None: the
+#: backend's default (a GPU: yes; a CPU: no). The same values either way. H100: Figure 1's tuning grid
+#: and independent runs 1.13× as fast, the 16-point grid 1.01× (``benchmarks/chunk_layout.py``); 2-core
+#: CPU: 0.81–0.91×.
+RUNS_MINOR: bool | None = None
+
+
+def _runs_minor() -> bool:
+    return jax.default_backend() == "gpu" if RUNS_MINOR is None else RUNS_MINOR
 
 
 #: The most rounds a stream draws ahead of running them (see :func:`_rounds_ahead`); None: the backend's
@@ -597,14 +630,14 @@ def _run_algorithms(
             carry, kept, start_round = restored
             carry = distributed.shard_runs(carry, plan.mesh)
     num_runs = plan.num_streams * plan.agent_params.shape[0] * len(make_algs)
-    ahead = _rounds_ahead(make_env, plan.layout, plan)
+    ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan), _runs_minor()
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
     for t0 in range(start_round, horizon, plan.chunk):
         rounds = np.arange(t0, t0 + plan.chunk, dtype=np.int32)
         carry, out = _run_chunk(
-            make_algs, make_env, plan.layout, horizon, per_round, ahead, *args, carry, rounds
+            make_algs, make_env, plan.layout, horizon, per_round, ahead, runs_minor, *args, carry, rounds
         )
         sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
         # [S, n, G, algorithms] -> [S, G, algorithms, kept]; only kept rounds leave the device

@@ -1,12 +1,14 @@
-"""Rounds drawn ahead in blocks against each round drawing in its own step, in one process.
+"""Layouts of a sweep's chunk against each other, in one process: rounds drawn ahead, runs minor.
 
 ``jb.sweep`` can draw a block of a stream's rounds at once (a ``vmap`` over the block's rounds) before
 the rounds run, so the stream's loops (the Student-t sampler's rejection loop) run once a block, not once
-a round. This times grid_sweep.py's sweeps (16 β × ``--seeds`` seeds, Figure 1's CR tuning grid,
-``--independent`` runs) with each block size of ``--aheads`` (0: a round draws in its own step),
-interleaved, best of ``--repeats``, and checks that every block size gives bitwise the same results.
+a round; and it can carry the runs' states with the runs on the minor axes (`[..., S, G]`). This times
+grid_sweep.py's sweeps (16 β × ``--seeds`` seeds, Figure 1's CR tuning grid, ``--independent`` runs)
+with each layout of ``--layouts`` (``AHEAD:MINOR``; AHEAD 0: a round draws in its own step; MINOR 1:
+runs minor; "auto" for either: the backend's default), interleaved, best of ``--repeats``, and checks
+that every layout gives bitwise the same results.
 
-    python benchmarks/draw_ahead.py [--aheads 0,16,96] [--seeds 25] [--independent 400] [--horizon 2000]
+    python benchmarks/chunk_layout.py [--layouts 0:0,96:0,96:1] [--seeds 25] [--independent 400]
 """
 
 from __future__ import annotations
@@ -25,48 +27,50 @@ from jaxbandit.runner import sweep as sweep_module
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--aheads", default="0,16,96", help="block sizes to compare (0: no block)")
+    parser.add_argument("--layouts", default="0:0,96:0,96:1", help="AHEAD:MINOR layouts to compare")
     parser.add_argument("--seeds", type=int, default=25, help="seeds of the 16-point grid")
     parser.add_argument("--independent", type=int, default=400, help="independent runs × 1000 rounds")
     parser.add_argument("--horizon", type=int, default=2000, help="rounds of the 16-point grid")
     parser.add_argument("--tuning-horizon", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args(argv)
-    aheads = [int(a) for a in args.aheads.split(",")]
+    layouts = args.layouts.split(",")
     calls = grid_sweep.sweeps(jb, args.horizon, args.tuning_horizon, False, args.seeds, args.independent)
     rows = []
     for name, (fn, runs, horizon) in calls.items():
 
-        def variant(ahead, fn=fn):
-            sweep_module.DRAW_AHEAD = ahead
+        def variant(layout, fn=fn):
+            ahead, minor = layout.split(":")
+            sweep_module.DRAW_AHEAD = None if ahead == "auto" else int(ahead)
+            sweep_module.RUNS_MINOR = None if minor == "auto" else bool(int(minor))
             return fn()
 
         first, results = {}, {}
-        for a in aheads:
+        for a in layouts:
             t = time.perf_counter()
             results[a] = variant(a)
             first[a] = time.perf_counter() - t
         equal = all(
-            np.array_equal(results[a].data[f], results[aheads[0]].data[f])
-            for a in aheads
+            np.array_equal(results[a].data[f], results[layouts[0]].data[f])
+            for a in layouts
             for f in results[a].data
         )
-        best = common.interleaved_best({a: (lambda a=a: variant(a)) for a in aheads}, args.repeats)
-        for a in aheads:
+        best = common.interleaved_best({a: (lambda a=a: variant(a)) for a in layouts}, args.repeats)
+        for a in layouts:
             rows.append(
                 dict(
                     sweep=name,
                     runs=runs,
                     rounds=horizon,
-                    ahead=a,
+                    layout=a,
                     rate=runs * horizon / best[a],
-                    vs_first=best[aheads[0]] / best[a],
+                    vs_first=best[layouts[0]] / best[a],
                     first_call_s=first[a],
                     bitwise_equal=equal,
                 )
             )
             print(rows[-1], flush=True)
-    sweep_module.DRAW_AHEAD = None  # the backend's default again
+    sweep_module.DRAW_AHEAD, sweep_module.RUNS_MINOR = None, False  # the defaults again
     print(f"\nagent-rounds per second, best of {args.repeats}, interleaved; {common.machine()}\n")
     common.print_table(
         rows,
@@ -74,14 +78,14 @@ def main(argv=None):
             ("sweep", ""),
             ("runs", ""),
             ("rounds", ""),
-            ("ahead", ""),
+            ("layout", ""),
             ("rate", ".3g"),
             ("vs_first", ".2f"),
             ("first_call_s", ".1f"),
             ("bitwise_equal", ""),
         ],
     )
-    print(f"\nwrote {common.write_json('draw_ahead', {'rows': rows, 'devices': jax.device_count()})}")
+    print(f"\nwrote {common.write_json('chunk_layout', {'rows': rows, 'devices': jax.device_count()})}")
 
 
 if __name__ == "__main__":
