@@ -216,7 +216,7 @@ def _lanes_as(c: _StreamCarry, minor: bool, to_minor: bool) -> _StreamCarry:
 #: Whether a chunk carries the lanes' states with the runs on the minor axes (`[..., S, G]`); None: the
 #: backend's default (a GPU: yes; a CPU: no). The same values either way. H100: Figure 1's tuning grid
 #: and independent runs 1.13× as fast, the 16-point grid 1.01× (``benchmarks/chunk_layout.py``); 2-core
-#: CPU: 0.81–0.91×.
+#: CPU: 0.74–0.97×.
 RUNS_MINOR: bool | None = None
 
 
@@ -238,7 +238,7 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan) -> int:
 
     On a GPU, each iteration of a loop in a round is kernels and a condition: drawing the chunk's rounds
     ahead made the 16-point grid 1.17× and Figure 1's tuning grid 1.40× as fast, independent runs 1.03×
-    (H100, ``benchmarks/draw_ahead.py``). On the CPU it does not pay (see ``docs/performance.md``)."""
+    (H100, ``benchmarks/chunk_layout.py``); on the 2-core CPU 0.86–1.02×."""
     limit = (None if jax.default_backend() == "gpu" else 0) if DRAW_AHEAD is None else DRAW_AHEAD
     if limit == 0:
         return 0
