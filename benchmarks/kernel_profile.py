@@ -36,6 +36,8 @@ from jax.profiler import ProfileData  # noqa: E402
 
 import jaxbandit as jb  # noqa: E402
 
+# The chunk's own nesting (the jit, its scans over blocks and rounds), which every kernel of a round shares.
+_CHUNK_PREFIX = re.compile(r"^jit\(_run_chunk\)/(?:vmap\(\)/)?(?:while/body/)*")
 _INSTRUCTION = re.compile(r'^\s+%([\w.\-]+) = .*?metadata=\{[^}]*?op_name="([^"]*)"')
 
 
@@ -48,8 +50,8 @@ def source_operations(dump: str) -> dict:
             for line in f:
                 match = _INSTRUCTION.match(line)
                 if match:
-                    op = match.group(2).replace("jit(_run_chunk)/vmap()/while/body/", "")
-                    names[match.group(1).replace(".", "_")] = op.replace("eval_jaxpr/", "")
+                    op = _CHUNK_PREFIX.sub("", match.group(2)).replace("eval_jaxpr/", "")
+                    names[match.group(1).replace(".", "_")] = op
     return names
 
 
