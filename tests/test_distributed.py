@@ -49,10 +49,11 @@ def reference(tmp_path_factory):
 
 @pytest.mark.slow
 def test_eight_devices_equal_one(reference, tmp_path):
-    """Sharded over 8 devices and in lockstep (one program for both algorithms), the sweep is bitwise the
-    single-device one with one program per algorithm."""
+    """Sharded over 8 devices, in lockstep (one program for both algorithms) and with a GPU's chunk layout
+    (rounds drawn ahead, runs minor), the sweep is bitwise the single-device one with one program per
+    algorithm and the CPU's layout. (Sharded with the CPU's layout: the two-process cluster test.)"""
     sharded = run_job(
-        tmp_path / "eight.npz", "--chunk", "8", "--lockstep", devices=8
+        tmp_path / "eight.npz", "--chunk", "8", "--lockstep", "--gpu-layout", devices=8
     )  # 18 runs: padded to 24 over 8 devices
     assert sharded.meta["devices"] == 8 and reference.meta["devices"] == 1
     for field in reference.data:
@@ -62,7 +63,9 @@ def test_eight_devices_equal_one(reference, tmp_path):
 @pytest.mark.slow
 def test_killed_sweep_resumes_to_identical_results(reference, tmp_path):
     """Killed (SIGKILL) right after a chosen checkpoint — mid first algorithm, then again mid second
-    algorithm of the resumed job — and resumed, the sweep ends bitwise equal to an uninterrupted one."""
+    algorithm of the resumed job — and resumed, the sweep ends bitwise equal to an uninterrupted one. The
+    last job resumes with a GPU's chunk layout (rounds drawn ahead, runs minor): a checkpoint does not
+    depend on the layout that wrote it."""
     ckpt = tmp_path / "ckpt"
     out = tmp_path / "resumed.npz"
     rounds_per_algorithm = 240 // 8  # chunks of 8 rounds, T = 240: 30 saves each
@@ -74,7 +77,7 @@ def test_killed_sweep_resumes_to_identical_results(reference, tmp_path):
         with np.load(ckpt / f"algorithm-{algorithm}.npz") as z:
             assert int(z["next_round"]) == next_round
         assert not out.exists()
-    resumed = run_job(out, "--checkpoint", str(ckpt), "--chunk", "8")
+    resumed = run_job(out, "--checkpoint", str(ckpt), "--chunk", "8", "--gpu-layout")
     for field in reference.data:
         np.testing.assert_array_equal(resumed.data[field], reference.data[field])
 

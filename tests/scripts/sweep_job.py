@@ -1,7 +1,8 @@
 """A small sweep used by the distributed and checkpoint tests: run with
-``python sweep_job.py OUT.npz [--checkpoint DIR] [--chunk N] [--die-after-saves N]``; writes the result to
-OUT.npz. ``--die-after-saves N`` kills the process (SIGKILL, as a dying Colab runtime would) right after
-its N-th checkpoint is written: a kill at a chosen chunk, with no race against wall time."""
+``python sweep_job.py OUT.npz [--checkpoint DIR] [--chunk N] [--die-after-saves N] [--gpu-layout]``; writes
+the result to OUT.npz. ``--die-after-saves N`` kills the process (SIGKILL, as a dying Colab runtime
+would) right after its N-th checkpoint is written: a kill at a chosen chunk, with no race against wall
+time."""
 
 import argparse
 import os
@@ -28,7 +29,13 @@ def main():
     parser.add_argument("--die-after-saves", type=int, default=None)
     # one program per algorithm unless --lockstep: the kill test stops the job inside each algorithm
     parser.add_argument("--lockstep", action="store_true")
+    # a GPU's chunk layout, forced here: rounds drawn ahead (blocks of 4), the runs on the minor axes
+    parser.add_argument("--gpu-layout", action="store_true")
     args = parser.parse_args()
+    if args.gpu_layout:
+        from jaxbandit.runner import sweep
+
+        sweep.DRAW_AHEAD, sweep.RUNS_MINOR = 4, True
     if args.die_after_saves is not None:
         _die_after(args.die_after_saves)
     res = jb.sweep(
