@@ -221,6 +221,7 @@ RUNS_MINOR: bool | None = None
 
 
 def _runs_minor() -> bool:
+    """Whether the next chunk carries the runs on the minor axes: ``RUNS_MINOR``, or the backend's default."""
     return jax.default_backend() == "gpu" if RUNS_MINOR is None else RUNS_MINOR
 
 
