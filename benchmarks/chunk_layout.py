@@ -70,7 +70,7 @@ def main(argv=None):
                 )
             )
             print(rows[-1], flush=True)
-    sweep_module.DRAW_AHEAD, sweep_module.RUNS_MINOR = None, False  # the defaults again
+    sweep_module.DRAW_AHEAD, sweep_module.RUNS_MINOR = None, None  # the backend's defaults again
     print(f"\nagent-rounds per second, best of {args.repeats}, interleaved; {common.machine()}\n")
     common.print_table(
         rows,

@@ -193,10 +193,9 @@ def _run_chunk(
     else:
 
         def block(c: _StreamCarry, ts):
-            # [S, ahead, ...] -> [ahead, S, ...]: round by round
             per_stream = lambda sp, k, th: jax.vmap(lambda t: draw(sp, k, th, t))(ts)
-            rnds = jax.vmap(per_stream)(stream_params, c.round_key, c.theta_star)
-            rnds = jax.tree.map(lambda v: jnp.moveaxis(v, 1, 0), rnds)
+            # [ahead, S, ...]: the scan below takes them round by round
+            rnds = jax.vmap(per_stream, out_axes=1)(stream_params, c.round_key, c.theta_star)
             return jax.lax.scan(lambda c, tr: play_all(c, *tr), c, (ts, rnds))
 
         c, out = jax.lax.scan(block, c, rounds.reshape(-1, ahead))
@@ -205,9 +204,10 @@ def _run_chunk(
     return _lanes_as(c, runs_minor, False), jax.tree.map(lambda v: jnp.moveaxis(v, 0, 1), out)
 
 
-def _lanes_as(c: _StreamCarry, minor: bool, to_minor: bool) -> _StreamCarry:
-    """``c`` with its lanes' arrays `[S, G, ...]` moved to `[..., S, G]` (runs on the minor axes) or back."""
-    if minor == to_minor:
+def _lanes_as(c: _StreamCarry, from_minor: bool, to_minor: bool) -> _StreamCarry:
+    """``c``, whose lanes' arrays are `[..., S, G]` if ``from_minor`` else `[S, G, ...]`, with them moved to
+    `[..., S, G]` (runs on the minor axes) if ``to_minor`` else `[S, G, ...]`."""
+    if from_minor == to_minor:
         return c
     src, dst = ((0, 1), (-2, -1)) if to_minor else ((-2, -1), (0, 1))
     return c._replace(lanes=jax.tree.map(lambda v: jnp.moveaxis(v, src, dst), c.lanes))
