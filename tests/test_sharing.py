@@ -136,6 +136,12 @@ def test_the_block_drawn_ahead_is_the_largest_divisor_of_the_chunk_that_fits_the
     monkeypatch.setattr(sweep_module, "DRAW_AHEAD", None)
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     assert ahead() == 24  # a GPU's default: the whole chunk when it fits
+    monkeypatch.setattr(sweep_module, "DRAW_AHEAD", -1)
+    with pytest.raises(ValueError, match="DRAW_AHEAD"):
+        ahead()
+    monkeypatch.setattr(sweep_module, "RUNS_MINOR", "yes")
+    with pytest.raises(ValueError, match="RUNS_MINOR='yes' is invalid"):
+        sweep_module._runs_minor()
 
 
 def test_algorithms_in_lockstep_are_bitwise_the_algorithms_run_apart():

@@ -222,7 +222,7 @@ RUNS_MINOR: bool | None = None
 
 def _runs_minor() -> bool:
     """Whether the next chunk carries the runs on the minor axes: ``RUNS_MINOR``, or the backend's default."""
-    return jax.default_backend() == "gpu" if RUNS_MINOR is None else RUNS_MINOR
+    return jax.default_backend() == "gpu" if RUNS_MINOR is None else V.check_flag("RUNS_MINOR", RUNS_MINOR)
 
 
 #: The most rounds a stream draws ahead of running them (see :func:`_rounds_ahead`); None: the backend's
@@ -240,7 +240,10 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan) -> int:
     On a GPU, each iteration of a loop in a round is kernels and a condition: drawing the chunk's rounds
     ahead made the 16-point grid 1.17× and Figure 1's tuning grid 1.40× as fast, independent runs 1.03×
     (H100, ``benchmarks/chunk_layout.py``); on the 2-core CPU 0.86–1.02×."""
-    limit = (None if jax.default_backend() == "gpu" else 0) if DRAW_AHEAD is None else DRAW_AHEAD
+    if DRAW_AHEAD is None:
+        limit = None if jax.default_backend() == "gpu" else 0
+    else:
+        limit = V.check_int("DRAW_AHEAD", DRAW_AHEAD, low=0)
     if limit == 0:
         return 0
 
