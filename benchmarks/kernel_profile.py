@@ -7,7 +7,9 @@ launches per round, microseconds per round, share, the jax operation it was made
 of a loop inside a graph (the noise sampler's rejection loop, the projection's Newton loop): profile
 with ``JAXBANDIT_COMMAND_BUFFERS=0`` to count them.
 
-    python benchmarks/kernel_profile.py [--seeds 10000] [--horizon 500] [--top 30]
+    python benchmarks/kernel_profile.py [--seeds 10000] [--horizon 500] [--top 30] [--hlo-out F.txt.gz]
+
+``--hlo-out`` keeps the optimised chunk program (gzipped text), to read its fusions after the lease.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ os.environ["XLA_FLAGS"] = (
 import argparse  # noqa: E402
 import collections  # noqa: E402
 import glob  # noqa: E402
+import gzip  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
 
@@ -69,6 +72,7 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=10000)
     parser.add_argument("--horizon", type=int, default=500, help="rounds (the projection rarely acts early)")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--hlo-out", help="write the optimised chunk program here (gzipped text)")
     args = parser.parse_args(argv)
     T = args.horizon
     # grid_sweep.py's 16-point grid (its sweeps return the results on the host: each call has finished)
@@ -126,6 +130,12 @@ def main(argv=None):
         },
     )
     print(f"\nwrote {path}")
+    if args.hlo_out:
+        with gzip.open(args.hlo_out, "wt") as out:
+            for dumped in sorted(glob.glob(f"{DUMP}/*run_chunk*after_optimizations.txt")):
+                with open(dumped) as f:
+                    out.write(f"// {os.path.basename(dumped)}\n{f.read()}")
+        print(f"wrote {args.hlo_out}")
 
 
 if __name__ == "__main__":
