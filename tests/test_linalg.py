@@ -8,7 +8,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from reference import project_v_ball
 
-from jaxbandit.core.linalg import argmax_lowest, ellipsoid_norm, project_ball_in_metric, sherman_morrison
+from jaxbandit.core.linalg import (
+    argmax_lowest,
+    ellipsoid_norm,
+    project_ball_in_metric,
+    sherman_morrison,
+    sherman_morrison_given,
+)
 
 
 def random_spd(rng, d, spread):
@@ -139,6 +145,34 @@ def test_sherman_morrison_matches_direct_inverse(seed, weight):
     want = np.linalg.inv(V + weight * np.outer(u, u))
     np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12 * np.abs(want).max())
     np.testing.assert_array_equal(got, got.T)
+
+
+def test_an_update_that_would_overflow_leaves_the_inverse_as_it_was():
+    """The guard decides from O(d) numbers; checked against the update made entry by entry in NumPy."""
+    A = np.diag(np.float32([1e-3, 2e-3, 5e-4])) + np.float32(1e-4)
+    cases = {  # v, q, weight (c = 1/(1/weight + q))
+        "overflows": (np.float32([1e20, 1.0, -2.0]), 0.0, 1.0),
+        "large but finite": (np.float32([1e18, 1.0, -2.0]), 0.0, 1.0),
+        "nan": (np.float32([np.nan, 1.0, 0.0]), 0.0, 1.0),
+        "infinite weight": (np.float32([0.0, 0.0, 0.0]), 0.0, np.inf),  # c = 1/0, 0·inf
+        "ordinary": (np.float32([0.3, -0.1, 0.2]), 0.05, 2.0),
+    }
+    vs = np.stack([c[0] for c in cases.values()])
+    qs = np.float32([c[1] for c in cases.values()])
+    ws = np.float32([c[2] for c in cases.values()])
+    batched, _ = jax.jit(jax.vmap(sherman_morrison_given, in_axes=(None, 0, 0, 0)))(A, vs, qs, ws)
+    for i, label in enumerate(cases):
+        single, _ = jax.jit(sherman_morrison_given)(A, vs[i], qs[i], ws[i])
+        np.testing.assert_array_equal(np.asarray(batched[i]), np.asarray(single), err_msg=label)
+        with np.errstate(all="ignore"):
+            c = np.float32(1.0) / (np.float32(1.0) / ws[i] + qs[i])
+            direct = A - c * (vs[i][:, None] * vs[i][None, :])
+        want = direct if np.all(np.isfinite(direct)) else A
+        np.testing.assert_allclose(np.asarray(single), want, rtol=1e-6, atol=0, err_msg=label)
+    # the two that change A are applied, the other three leave it bit for bit
+    for label in ("overflows", "nan", "infinite weight"):
+        np.testing.assert_array_equal(np.asarray(batched[list(cases).index(label)]), A, err_msg=label)
+    assert not np.array_equal(np.asarray(batched[list(cases).index("large but finite")]), A)
 
 
 def test_ellipsoid_norm_batches_over_arms():

@@ -257,15 +257,15 @@ def cr_hvt_ucb(
         )
         w = robust.weight(x_norm, sigma, sqrt_alpha)  # eq:auxi_def
         tau = robust.huber_threshold(consts.tau0, w, t_pow)  # eq:tau_def
-        # V_t⁻¹ by Sherman–Morrison, and V_t⁻¹X_t from the same v
+        # V_t⁻¹ by Sherman–Morrison (an update that could overflow is not applied), and V_t⁻¹X_t from the
+        # same v
         V_inv, V_inv_x = sherman_morrison_given(state.V_inv, v, q, 1.0 / (consts.alpha * sigma**2))
         z = (clamp_reward(reward, dtype) - dot(x, state.theta)) / sigma
         # θ̃ = θ̂ − V_t⁻¹∇ℓ_t(θ̂) with ∇ℓ_t(θ̂) = −clip(z, ±τ)·X_t/σ_t (def:huber_gra)
         theta_tilde = state.theta + V_inv_x * (jnp.clip(z, -tau, tau) / sigma)
         theta = project_ball_in_metric(theta_tilde, V_inv, S_, newton_iters)
-        # Last-resort guards: a round whose arithmetic overflowed (only reachable with extreme input,
-        # see tests/test_numerics.py) leaves V⁻¹ and θ̂ as they were instead of making them inf/NaN.
-        V_inv = keep_finite(V_inv, state.V_inv)
+        # Last-resort guard: a round whose arithmetic overflowed (only reachable with extreme input, see
+        # tests/test_numerics.py) leaves θ̂ as it was instead of making it inf/NaN.
         theta = keep_finite(theta, state.theta)
         return CRHvtUCBState(V_inv=V_inv, theta=theta, beta=radius(t).astype(state.beta.dtype), t=t)
 

@@ -56,7 +56,6 @@ from ..core.linalg import (
     clamp_reward,
     ellipsoid_ball_scores,
     ellipsoid_norm,
-    keep_finite,
     select_ucb,
     sherman_morrison,
 )
@@ -350,8 +349,9 @@ def gadaoful(
         )
         fit = rr.solve(start, hist, reg, S_, rr.pseudo_huber, tol=tol, max_iters=max_newton_iters)
         H_inv = sherman_morrison(state.H_inv, x, (1.0 / sigma**2).astype(dtype))
-        # Last-resort guards, as in CR-Hvt-UCB: a round whose arithmetic overflowed leaves the estimate,
-        # H⁻¹ and the refit's warm start as they were (the history itself holds only finite values).
+        # Last-resort guards, as in CR-Hvt-UCB: a round whose arithmetic overflowed leaves the estimate and
+        # the refit's warm start as they were (H⁻¹'s update guards itself; the history itself holds only
+        # finite values).
         fit_finite = jnp.all(jnp.asarray([jnp.all(jnp.isfinite(a)) for a in (fit.theta, *fit.point)]))
         point = jax.tree_util.tree_map(
             lambda new, old: jnp.where(fit_finite, new, old),
@@ -359,7 +359,7 @@ def gadaoful(
             rr.Point(state.fit_theta, state.fit_value, state.fit_grad, state.fit_hess),
         )
         return GAdaOFULState(
-            H_inv=keep_finite(H_inv, state.H_inv),
+            H_inv=H_inv,
             theta=jnp.where(fit_finite, fit.theta.astype(dtype), state.theta),
             X_hist=hist.X,
             r_hist=hist.r,

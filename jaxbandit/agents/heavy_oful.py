@@ -241,7 +241,7 @@ def heavy_oful(
             tau,
         )
         fit = rr.refit(state.theta, hist, consts.lam, S_, rr.huber, tol=tol, max_iters=max_newton_iters)
-        H_inv = keep_finite(sherman_morrison(state.H_inv, x, (1.0 / sigma**2).astype(dtype)), state.H_inv)
+        H_inv = sherman_morrison(state.H_inv, x, (1.0 / sigma**2).astype(dtype))
         return HeavyOFULState(
             H_inv=H_inv,
             theta=keep_finite(fit.theta.astype(dtype), state.theta),

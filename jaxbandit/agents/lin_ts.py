@@ -139,8 +139,9 @@ def lin_ts(
     def update(state: LinTSState, x: Array, reward: Array, nu: Array, key: Array) -> LinTSState:
         del nu, key  # the posterior update is deterministic and uses r_t alone
         dtype = state.b.dtype
-        # Last-resort guards: a round whose arithmetic overflowed leaves B⁻¹ and f as they were.
-        V_inv = keep_finite(sherman_morrison(state.V_inv, x, jnp.ones((), dtype)), state.V_inv)
+        # Last-resort guards: a round whose arithmetic overflowed leaves B⁻¹ (in Sherman–Morrison) and f
+        # as they were.
+        V_inv = sherman_morrison(state.V_inv, x, jnp.ones((), dtype))
         b = keep_finite(state.b + clamp_reward(reward, dtype) * x, state.b)
         return LinTSState(V_inv=V_inv, b=b, t=state.t + 1)
 

@@ -142,9 +142,7 @@ def omd_glb(
         residual = clamp_reward(reward, dtype) - dot(x, state.theta)  # −σ²∇ℓ_t(θ_t) = residual·X_t
         theta_prime = state.theta + H_tilde_inv_x * (eta_ * inv_var * residual)
         theta = project_ball_in_metric(theta_prime, H_tilde_inv, S_, newton_iters)  # (28b)
-        return OMDGLBState(
-            theta=keep_finite(theta, state.theta), H_inv=keep_finite(H_inv, state.H_inv), t=state.t + 1
-        )
+        return OMDGLBState(theta=keep_finite(theta, state.theta), H_inv=H_inv, t=state.t + 1)
 
     return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
 

@@ -13,8 +13,8 @@ shape with their own constants):
 Each carries the guard that keeps extreme input from overflowing float32: a floor on σ_t so that
 1/(α σ_t²) stays finite, τ_t in a form with no overflow of w², capped at √(float max), κ as
 d·softplus(log q) so that a σ_min² below the float range stays finite. Rewards are clamped by
-``jaxbandit.core.linalg.clamp_reward`` and a state that still overflowed is rolled back by
-``keep_finite``.
+``jaxbandit.core.linalg.clamp_reward``, a Sherman–Morrison update that could overflow is not applied,
+and an estimate that still overflowed is rolled back by ``keep_finite``.
 """
 
 from __future__ import annotations

@@ -89,7 +89,8 @@ def sherman_morrison(A: Array, u: Array, weight: Array) -> Array:
 
     The result is symmetric whenever ``A`` is: it is ``A − c·v vᵀ`` with the single vector v = A u, and
     c = 1/(1/weight + uᵀv) rather than weight/(1 + weight·uᵀv), so that ``weight`` = ∞ (a round with
-    σ → 0) gives the limit c = 1/uᵀv instead of ∞/∞, and ``weight`` = 0 gives c = 0.
+    σ → 0) gives the limit c = 1/uᵀv instead of ∞/∞, and ``weight`` = 0 gives c = 0. An update that
+    could overflow is not applied (see :func:`sherman_morrison_given`).
     """
     v = matvec(A, u)
     return sherman_morrison_given(A, v, dot(u, v), weight)[0]
@@ -97,9 +98,19 @@ def sherman_morrison(A: Array, u: Array, weight: Array) -> Array:
 
 def sherman_morrison_given(A: Array, v: Array, q: Array, weight: Array) -> tuple[Array, Array]:
     """:func:`sherman_morrison` for a caller that already has v = A u and q = uᵀv (an algorithm needs
-    ‖u‖²_A = q anyway): returns the new inverse and its product with u, v/(1 + weight·q), for free."""
+    ‖u‖²_A = q anyway): returns the new inverse and its product with u, v/(1 + weight·q), for free.
+
+    A last-resort guard: a round whose update could overflow (only reachable with extreme input, see
+    tests/test_numerics.py) leaves ``A`` as it was instead of making it inf/NaN. It is decided from O(d)
+    numbers, so that it costs no pass over the matrix: for a positive semi-definite ``A`` every
+    |A_ij| ≤ max_i A_ii, and |c·v_i v_j| ≤ |c|·‖v‖²/2, so the new entries are finite whenever
+    2(max_i |A_ii| + |c|·‖v‖²) is (NaN anywhere in v or c fails it too).
+    """
     c = 1.0 / (1.0 / weight + q)
-    return A - c * (v[:, None] * v[None, :]), v / (1.0 + weight * q)
+    diagonal = A.reshape(-1)[:: A.shape[-1] + 1]  # a strided slice (jnp.diagonal gathers under vmap)
+    bound = 2.0 * (jnp.max(jnp.abs(diagonal)) + jnp.abs(c) * dot(v, v))
+    updated = A - c * (v[:, None] * v[None, :])
+    return jnp.where(jnp.isfinite(bound), updated, A), v / (1.0 + weight * q)
 
 
 def clamp_reward(r: Array, dtype) -> Array:
