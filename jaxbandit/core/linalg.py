@@ -252,7 +252,10 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     factor, forward, backward = _shifted_cholesky(A)
     norm_tilde = norm(theta_tilde)
     outside = norm_tilde > radius
-    frobenius = jnp.sqrt(dot(dot(A, A), jnp.ones_like(theta_tilde)))
+    ones = jnp.ones_like(theta_tilde)
+    # ‖A‖_F from A's column slices, as matvec reads them (Σ_j A_ij², then Σ_i): a transposed view of A here
+    # would make XLA store a sweep's V⁻¹ transposed and transpose it back every round (on a GPU)
+    frobenius = jnp.sqrt(dot(matvec(A * A, ones), ones))
     # × 1/radius, not ÷ radius: a vmap batch whose runs share the radius computes it so (XLA rewrites a
     # division by a broadcast scalar), and a run alone must round the same
     mu0 = jnp.maximum(norm_tilde * (1.0 / radius) - 1.0, 0.0) / frobenius
