@@ -102,15 +102,16 @@ def sherman_morrison_given(A: Array, v: Array, q: Array, weight: Array) -> tuple
 
     A last-resort guard: a round whose update could overflow (only reachable with extreme input, see
     tests/test_numerics.py) leaves ``A`` as it was instead of making it inf/NaN. It is decided from O(d)
-    numbers, so that it costs no pass over the matrix: for a positive semi-definite ``A`` every
-    |A_ij| ≤ max_i A_ii, and |c·v_i v_j| ≤ |c|·‖v‖²/2, so the new entries are finite whenever
-    2(max_i |A_ii| + |c|·‖v‖²) is (NaN anywhere in v or c fails it too).
+    numbers, so that it costs no pass over the matrix (and no read of its diagonal, which on a GPU is
+    nearly one): |c·v_i v_j| ≤ |c|·‖v‖²/2, so if 4|c|·‖v‖² is finite (NaN in v or c is not) no new entry
+    overflows unless an old one already exceeds 7/8 of the float max — impossible for V ⪰ λI, whose
+    inverse's entries are at most 1/λ, unless λ is subnormal. For that case alone an entry that still
+    overflowed keeps its old value.
     """
     c = 1.0 / (1.0 / weight + q)
-    diagonal = A.reshape(-1)[:: A.shape[-1] + 1]  # a strided slice (jnp.diagonal gathers under vmap)
-    bound = 2.0 * (jnp.max(jnp.abs(diagonal)) + jnp.abs(c) * dot(v, v))
     updated = A - c * (v[:, None] * v[None, :])
-    return jnp.where(jnp.isfinite(bound), updated, A), v / (1.0 + weight * q)
+    updated = jnp.where(jnp.isfinite(4.0 * jnp.abs(c) * dot(v, v)), updated, A)
+    return jnp.where(jnp.isfinite(updated), updated, A), v / (1.0 + weight * q)
 
 
 def clamp_reward(r: Array, dtype) -> Array:
