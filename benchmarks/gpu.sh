@@ -2,6 +2,7 @@
 # The GPU measurements behind the README's GPU tables, as one command that fits a 15-minute lease on a
 # machine with one GPU. Uses the machine's own jax (no install: PYTHONPATH is the
 # checkout). Results go to $OUT (default benchmarks/results): grid_sweep.json, kernel_profile.json,
+# hlo_chunk.txt.gz (the grid's optimised chunk program, to read its fusions after the lease),
 # lockstep.json, gpu.log. A lent machine has no git history: to time the previous code beside the
 # current one there, extract it here into a folder git ignores (echo /.prev/ >> .git/info/exclude;
 # mkdir -p .prev/REV; git archive REV jaxbandit | tar -x -C .prev/REV), carry .prev, and set
@@ -27,7 +28,7 @@ cd benchmarks
   # each against the per-run bound (XLA's defaults).
   timeout 240 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
   # Where the grid's round goes: its kernels, launches and device time per round, against the wall time.
-  timeout 70 $PY kernel_profile.py --seeds 10000 --horizon 500
+  timeout 70 $PY kernel_profile.py --seeds 10000 --horizon 500 --hlo-out "$OUT/hlo_chunk.txt.gz"
   # Four algorithms in lockstep (one program, one draw) against one program each, 10^4 independent seeds.
   timeout 130 $PY lockstep.py --seeds 10000 --horizon 1000 --repeats 2
 } 2>&1 | tee "$OUT/gpu.log"
