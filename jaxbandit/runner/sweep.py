@@ -214,9 +214,11 @@ def _lanes_as(c: _StreamCarry, from_minor: bool, to_minor: bool) -> _StreamCarry
 
 
 #: Whether a chunk carries the lanes' states with the runs on the minor axes (`[..., S, G]`); None: the
-#: backend's default (a GPU: yes; a CPU: no). The same values either way. H100: Figure 1's tuning grid
-#: and independent runs 1.13× as fast, the 16-point grid 1.01× (``benchmarks/chunk_layout.py``); 2-core
-#: CPU: 0.74–0.97×.
+#: backend's default (a GPU: yes; a CPU: no). The same values either way. The axes move in the program
+#: only: XLA picks the loop carry's memory layout and keeps the runs major in memory either way (seen in
+#: the optimised program), so what changes is how XLA fuses the round. H100: Figure 1's tuning grid and
+#: independent runs 1.13× as fast, the 16-point grid 1.01× (``benchmarks/chunk_layout.py``); 2-core CPU:
+#: 0.74–0.97×.
 RUNS_MINOR: bool | None = None
 
 
