@@ -200,7 +200,7 @@ def _problem(seed, n, d=6, rows=400, junk=True):
     fill = (lambda shape: rng.normal(size=shape) * 50.0) if junk else np.zeros
     pad = lambda a, shape: np.concatenate([a, fill((N - n,) + shape[1:])])
     hist = rr.History(
-        X=jnp.asarray(pad(X, (n, d))),
+        XT=jnp.asarray(pad(X, (n, d)).T),
         r=jnp.asarray(pad(r, (n,))),
         sigma=jnp.asarray(np.concatenate([sigma, np.ones(N - n)])),
         tau=jnp.asarray(np.concatenate([tau, np.ones(N - n)])),
@@ -321,7 +321,7 @@ def test_history_sums_in_pieces_are_the_halving_tree_of_each_block(dtype, horizo
         rng = np.random.default_rng(horizon)
         d, n = 5, rr.buffer_rows(horizon)
         hist = rr.History(
-            X=jnp.asarray(rng.normal(size=(3, n, d)), dtype),
+            XT=jnp.asarray(rng.normal(size=(3, d, n)), dtype),
             r=jnp.asarray(3.0 * rng.standard_t(2.0, size=(3, n)), dtype),
             sigma=jnp.asarray(rng.uniform(0.5, 2.0, size=(3, n)), dtype),
             tau=jnp.asarray(rng.uniform(0.5, 3.0, size=(3, n)), dtype),
@@ -336,8 +336,9 @@ def test_history_sums_in_pieces_are_the_halving_tree_of_each_block(dtype, horizo
         def definition(th, h, blocks):
             f, g, H = jnp.zeros((), dtype), jnp.zeros(d, dtype), jnp.zeros(len(pairs), dtype)
             for b in range(blocks):
-                X, r, s, tau, mask = rr.block_rows(h, b, block)
-                rho, w1, w2 = rr._block_terms(th, X, r, s, tau, mask, rr.pseudo_huber)
+                XT, r, s, tau, mask = rr.block_rows(h, b, block)
+                rho, w1, w2 = rr._block_terms(th, XT, r, s, tau, mask, rr.pseudo_huber)
+                X = XT.T
                 cross = jnp.stack([X[:, i] * X[:, j] for i, j in pairs], axis=1)
                 terms = jnp.concatenate([rho[:, None], X * w1[:, None], cross * w2[:, None]], axis=1)
                 sums = rr.pairwise_sum(rr.rounded(terms))
@@ -572,4 +573,5 @@ def test_states_have_final_dtypes_and_shapes():
         for leaf in jax.tree_util.tree_leaves(state)[:-1]:
             assert leaf.dtype == jnp.float32
     state = jb.gadaoful(300, 4, nu=1.0, corruption=1.0).init()
-    assert state.X_hist.shape == (rr.buffer_rows(300), 4) and state.X_hist.shape[0] >= 300
+    assert state.XT_hist.shape == (4, rr.buffer_rows(300)) and rr.buffer_rows(300) >= 300
+    assert state.X_hist.shape == (rr.buffer_rows(300), 4)

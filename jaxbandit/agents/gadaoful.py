@@ -80,13 +80,14 @@ ARM_RULES = ("ellipsoid", "ellipsoid_ball")
 
 
 class GAdaOFULState(NamedTuple):
-    """State after t rounds: H_t⁻¹ `[d, d]`, θ̂_t `[d]`, the history buffers `[N, d]`/`[N]`, the refit's
-    warm start (the point θₑ `[d]` last evaluated and the objective's value, gradient `[d]` and Hessian
-    `[d, d]` there over the t rounds: a cache, see ``robust_regression.solve``) and t."""
+    """State after t rounds: H_t⁻¹ `[d, d]`, θ̂_t `[d]`, the history buffers (the contexts by component
+    `[d, N]`, as ``robust_regression.History`` keeps them; r, σ, τ `[N]`), the refit's warm start (the
+    point θₑ `[d]` last evaluated and the objective's value, gradient `[d]` and Hessian `[d, d]` there over
+    the t rounds: a cache, see ``robust_regression.solve``) and t."""
 
     H_inv: Array
     theta: Array
-    X_hist: Array
+    XT_hist: Array
     r_hist: Array
     sigma_hist: Array
     tau_hist: Array
@@ -95,6 +96,11 @@ class GAdaOFULState(NamedTuple):
     fit_grad: Array
     fit_hess: Array
     t: Array
+
+    @property
+    def X_hist(self) -> Array:
+        """The history's contexts `[N, d]` (row s is X_s)."""
+        return jnp.swapaxes(self.XT_hist, -1, -2)
 
 
 class GAdaOFULConstants(NamedTuple):
@@ -305,7 +311,7 @@ def gadaoful(
         return GAdaOFULState(
             H_inv=(jnp.eye(dim, dtype=dtype) / consts.lam).astype(dtype),
             theta=jnp.zeros(dim, dtype),
-            X_hist=hist.X,
+            XT_hist=hist.XT,
             r_hist=hist.r,
             sigma_hist=hist.sigma,
             tau_hist=hist.tau,
@@ -333,7 +339,7 @@ def gadaoful(
         tau = robust.huber_threshold(consts.tau0, robust.weight(x_norm, sigma))
         reward = clamp_reward(reward, dtype)
         hist = rr.append(
-            rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist, state.t),
+            rr.History(state.XT_hist, state.r_hist, state.sigma_hist, state.tau_hist, state.t),
             x,
             reward,
             sigma,
@@ -361,7 +367,7 @@ def gadaoful(
         return GAdaOFULState(
             H_inv=H_inv,
             theta=jnp.where(fit_finite, fit.theta.astype(dtype), state.theta),
-            X_hist=hist.X,
+            XT_hist=hist.XT,
             r_hist=hist.r,
             sigma_hist=hist.sigma,
             tau_hist=hist.tau,

@@ -47,15 +47,21 @@ Array = jax.Array
 
 
 class HeavyOFULState(NamedTuple):
-    """State after t rounds: H_t⁻¹ `[d, d]`, θ̂_t `[d]`, the history buffers `[N, d]`/`[N]` and t."""
+    """State after t rounds: H_t⁻¹ `[d, d]`, θ̂_t `[d]`, the history buffers (the contexts by component
+    `[d, N]`, as ``robust_regression.History`` keeps them; r, σ, τ `[N]`) and t."""
 
     H_inv: Array
     theta: Array
-    X_hist: Array
+    XT_hist: Array
     r_hist: Array
     sigma_hist: Array
     tau_hist: Array
     t: Array
+
+    @property
+    def X_hist(self) -> Array:
+        """The history's contexts `[N, d]` (row s is X_s)."""
+        return jnp.swapaxes(self.XT_hist, -1, -2)
 
 
 class HeavyOFULConstants(NamedTuple):
@@ -210,7 +216,7 @@ def heavy_oful(
         return HeavyOFULState(
             H_inv=(jnp.eye(dim, dtype=dtype) / consts.lam).astype(dtype),
             theta=jnp.zeros(dim, dtype),
-            X_hist=hist.X,
+            XT_hist=hist.XT,
             r_hist=hist.r,
             sigma_hist=hist.sigma,
             tau_hist=hist.tau,
@@ -234,7 +240,7 @@ def heavy_oful(
         w = robust.weight(x_norm, sigma)
         tau = robust.huber_threshold(consts.tau0, w, jnp.power(as_float(t), consts.exponent))
         hist = rr.append(
-            rr.History(state.X_hist, state.r_hist, state.sigma_hist, state.tau_hist, state.t),
+            rr.History(state.XT_hist, state.r_hist, state.sigma_hist, state.tau_hist, state.t),
             x,
             clamp_reward(reward, dtype),
             sigma,
@@ -245,7 +251,7 @@ def heavy_oful(
         return HeavyOFULState(
             H_inv=H_inv,
             theta=keep_finite(fit.theta.astype(dtype), state.theta),
-            X_hist=hist.X,
+            XT_hist=hist.XT,
             r_hist=hist.r,
             sigma_hist=hist.sigma,
             tau_hist=hist.tau,

@@ -7,8 +7,9 @@ Heavy-OFUL (Huang et al. 2023) and GAdaOFUL (Yu et al.) refit, every round,
 over the whole history, with ρ the Huber loss (Heavy-OFUL) or the pseudo-Huber loss (GAdaOFUL). The
 objective is reg-strongly convex, so the minimiser is unique.
 
-The history lives in fixed buffers `[N, d]`, N = the horizon rounded up to a multiple of ``BLOCK``,
-filled up to ``filled``. Sums over it run block by block up to the last filled block only (a
+The history lives in fixed buffers, N = the horizon rounded up to a multiple of ``BLOCK``, filled up
+to ``filled``; the contexts are stored by component, `[d, N]`, so that a block's rows of one component
+are contiguous (see :class:`History`). Sums over it run block by block up to the last filled block only (a
 ``fori_loop`` with a traced trip count), so a refit at round t costs O(t d²) per Newton iteration: the
 per-round cost grows with t, as it does for these estimators in the papers.
 
@@ -71,9 +72,15 @@ ARMIJO = 1e-4  #: sufficient-decrease constant
 
 
 class History(NamedTuple):
-    """Past rounds: X `[N, d]`, r `[N]`, σ `[N]`, τ `[N]` and the number of rows filled (int32)."""
+    """Past rounds: the contexts by component XT `[d, N]` (column s is X_s), r `[N]`, σ `[N]`, τ `[N]` and
+    the number of rows filled (int32).
 
-    X: Array
+    Stored transposed because every sum over the history runs along the rows: the per-row terms of a
+    block (:func:`value_grad_hess`) then read each component's rows as one contiguous vector, where from
+    `[N, d]` XLA's CPU code gathered them at stride d, one scalar at a time (a pass 2.3–3× slower, the
+    same bits; ``benchmarks/history_sums.py``)."""
+
+    XT: Array
     r: Array
     sigma: Array
     tau: Array
@@ -112,7 +119,7 @@ def empty_history(horizon: int, dim: int, dtype) -> History:
     """Buffers for ``horizon`` rounds; unused rows hold X = 0, r = 0, σ = τ = 1 (they add nothing)."""
     n = buffer_rows(horizon)
     return History(
-        X=jnp.zeros((n, dim), dtype),
+        XT=jnp.zeros((dim, n), dtype),
         r=jnp.zeros((n,), dtype),
         sigma=jnp.ones((n,), dtype),
         tau=jnp.ones((n,), dtype),
@@ -121,11 +128,11 @@ def empty_history(horizon: int, dim: int, dtype) -> History:
 
 
 def append(hist: History, x, r, sigma, tau) -> History:
-    """The history with (x, r, σ, τ) written at row ``filled``."""
+    """The history with (x, r, σ, τ) written at row ``filled`` (x as column ``filled`` of XT)."""
     i = hist.filled
     dtype = hist.r.dtype
     return History(
-        X=hist.X.at[i].set(x.astype(dtype)),
+        XT=hist.XT.at[:, i].set(x.astype(dtype)),
         r=hist.r.at[i].set(jnp.asarray(r, dtype)),
         sigma=hist.sigma.at[i].set(jnp.asarray(sigma, dtype)),
         tau=hist.tau.at[i].set(jnp.asarray(tau, dtype)),
@@ -167,11 +174,12 @@ def num_blocks(hist: History, block: int):
 
 
 def block_rows(hist: History, i, block: int):
-    """Block ``i`` of the buffers (X, r, σ, τ) and the mask of its filled rows."""
+    """Block ``i`` of the buffers — its contexts by component `[d, block]`, r, σ, τ `[block]` — and the
+    mask of its filled rows."""
     start = i * block
-    sl = lambda a: jax.lax.dynamic_slice_in_dim(a, start, block)
+    sl = lambda a: jax.lax.dynamic_slice_in_dim(a, start, block, axis=a.ndim - 1)
     mask = (start + jnp.arange(block)) < hist.filled
-    return sl(hist.X), sl(hist.r), sl(hist.sigma), sl(hist.tau), mask
+    return sl(hist.XT), sl(hist.r), sl(hist.sigma), sl(hist.tau), mask
 
 
 def rounded(x: Array) -> Array:
@@ -239,10 +247,10 @@ def _symmetric_from_upper(flat: Array, d: int) -> Array:
     return flat[idx]
 
 
-def _block_terms(theta: Array, X: Array, r: Array, s: Array, tau: Array, mask: Array, loss: Loss):
-    """One block's rows of the loss: per row ρ, the gradient weight ρ'/σ and the Hessian weight
-    ρ''/σ² (0 on rows past ``filled``)."""
-    z = (r - rounded_matvec(X, theta)) / s
+def _block_terms(theta: Array, XT: Array, r: Array, s: Array, tau: Array, mask: Array, loss: Loss):
+    """One block's rows of the loss (contexts ``XT`` `[d, block]`): per row ρ, the gradient weight ρ'/σ
+    and the Hessian weight ρ''/σ² (0 on rows past ``filled``)."""
+    z = (r - rounded_matvec(XT.T, theta)) / s
     rho, d1, d2 = loss(z, tau)
     return (jnp.where(mask, rho, 0.0), jnp.where(mask, d1, 0.0) / s, jnp.where(mask, d2, 0.0) / (s * s))
 
@@ -270,15 +278,14 @@ def value_grad_hess(theta: Array, hist: History, reg: Array, loss: Loss):
 
     def body(i, acc):
         f, g, H = acc
-        X, r, s, tau, mask = block_rows(hist, i, block)
-        rho, w1, w2 = _block_terms(theta, X, r, s, tau, mask, loss)
+        XT, r, s, tau, mask = block_rows(hist, i, block)
+        rho, w1, w2 = _block_terms(theta, XT, r, s, tau, mask, loss)
         if not unrolled:
-            return f + jnp.sum(rho), g - X.T @ w1, H + (X * w2[:, None]).T @ X
+            return f + jnp.sum(rho), g - XT @ w1, H + (XT * w2[None, :]) @ XT.T
         # The per-row terms laid out [terms, rows], so that the sums run along the contiguous axis, and
         # made in pieces of consecutive rows whose first levels of the halving tree add whole pieces
         # (rows i and i + n/2 lie in pieces k and k + pieces/2): XLA then fuses the terms and those
         # levels into one loop instead of materialising the [terms, rows] array (2-4x faster).
-        XT = X.T
         pieces = math.gcd(XT.shape[1], PIECES)
         rows = XT.shape[1] // pieces
 

@@ -13,9 +13,9 @@ with v = ν^{1+ε} the bound on E|η|^{1+ε}; each round picks argmax ⟨x, θ̂
 δ = 0.01 are those of the public code of Xue et al. (2020, reused by Zhong et al. 2021), which divides β
 by 5 (``beta_scale=0.2``); that code computes b_t before counting the current round (t − 1 for t; the
 same at ε = 1), here t counts it, as the formula reads. V_t^{−1/2} comes from the eigendecomposition of
-V_t⁻¹ (kept by Sherman–Morrison); the history lives in fixed `[T, d]` buffers of which only the filled
-blocks are visited (``robust_regression``), and every sum has a fixed order, so a run is bitwise the same
-alone and in a ``vmap`` batch.
+V_t⁻¹ (kept by Sherman–Morrison); the history lives in fixed buffers (contexts `[d, T]`) of which only
+the filled blocks are visited (``robust_regression``), and every sum has a fixed order, so a run is
+bitwise the same alone and in a ``vmap`` batch.
 """
 
 from __future__ import annotations
@@ -64,9 +64,9 @@ def whitened_truncated_sum(V_inv: Array, hist: rr.History, threshold: Array):
     block = min(rr.BLOCK, hist.r.shape[0])
 
     def body(i, u):
-        X, y, _, _, mask = rr.block_rows(hist, i, block)
+        XT, y, _, _, mask = rr.block_rows(hist, i, block)
         # [d, block], M_is = (R x_s)_i: the sums over rows run along the contiguous axis (faster)
-        M = rr.rounded_dot(R[:, None, :], X[None, :, :])
+        M = rr.rounded_dot(R[:, None, :], XT.T[None, :, :])
         terms = rr.rounded(M * y[None, :])
         keep = mask[None, :] & (jnp.abs(terms) <= threshold)
         return u + rr.pairwise_sum(jnp.where(keep, terms, jnp.zeros((), terms.dtype)), axis=1)
