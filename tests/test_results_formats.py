@@ -353,6 +353,26 @@ def test_a_checkpoint_resumes_only_into_its_own_store(in_memory, tmp_path, monke
     assert saves == []
 
 
+def test_a_checkpoint_in_another_layout_is_not_resumed(tmp_path):
+    """A carry whose leaves' shapes or dtypes differ from the template's (state written by a library
+    version that laid an algorithm's history out otherwise) is not loaded: the sweep would otherwise
+    recompile for the stored shapes and run on misread state."""
+    import jax
+    import jax.numpy as jnp
+
+    carry = {"key": jax.random.key(3), "hist": jnp.arange(15.0, dtype=jnp.float32).reshape(3, 5)}
+    path = tmp_path / "c.npz"
+    arrays = checkpoint_lib.gather(carry, np.asarray)
+    checkpoint_lib.save(path, carry_arrays=arrays, kept={}, next_round=7, finger="f")
+    loaded, _, next_round = checkpoint_lib.load(path, template=carry, finger="f")
+    assert next_round == 7
+    np.testing.assert_array_equal(loaded["hist"], np.asarray(carry["hist"]))
+    np.testing.assert_array_equal(jax.random.key_data(loaded["key"]), jax.random.key_data(carry["key"]))
+    for other in ({**carry, "hist": carry["hist"].T}, {**carry, "hist": carry["hist"].astype(jnp.int32)}):
+        assert checkpoint_lib.load(path, template=other, finger="f") is None
+    assert checkpoint_lib.load(path, template=carry, finger="g") is None
+
+
 def test_irregular_kept_rounds_land_in_their_regions(tmp_path):
     """Chunks that keep 5, 1 and 2 rounds write across the store's chunks of 5 rounds (partial chunk
     writes), as the sweep's chunk loop hands them over; no compilation needed."""

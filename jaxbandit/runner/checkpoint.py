@@ -57,8 +57,10 @@ def save(path: Path, *, carry_arrays: dict, kept: dict, next_round: int, finger:
 
 
 def load(path: Path, *, template, finger: str):
-    """``(carry_leaves_as_numpy, kept, next_round)`` from ``path``, or None if absent or from another
-    sweep. ``template`` is a freshly initialised carry giving the tree structure and key types."""
+    """``(carry_leaves_as_numpy, kept, next_round)`` from ``path``, or None if absent, from another
+    sweep, or laid out differently from ``template`` (a freshly initialised carry giving the tree
+    structure, every leaf's shape and dtype and the key types): a checkpoint written by a version of the
+    library that kept an algorithm's state in another layout is not resumed into this one."""
     if not path.exists():
         return None
     with np.load(path, allow_pickle=False) as z:
@@ -66,11 +68,13 @@ def load(path: Path, *, template, finger: str):
             return None
         leaves = []
         for i, leaf in enumerate(jax.tree_util.tree_leaves(template)):
-            if _is_key(leaf):
-                impl = jax.random.key_impl(leaf)
-                leaves.append(jax.random.wrap_key_data(z[f"{_KEY_PREFIX}{i}"], impl=impl))
-            else:
-                leaves.append(z[f"{_LEAF_PREFIX}{i}"])
+            key = _is_key(leaf)
+            name = f"{_KEY_PREFIX if key else _LEAF_PREFIX}{i}"
+            expected = jax.random.key_data(leaf) if key else leaf
+            if name not in z.files or z[name].shape != expected.shape or z[name].dtype != expected.dtype:
+                return None
+            stored = z[name]
+            leaves.append(jax.random.wrap_key_data(stored, impl=jax.random.key_impl(leaf)) if key else stored)
         kept = {k[len(_KEPT_PREFIX) :]: [z[k]] for k in z.files if k.startswith(_KEPT_PREFIX)}
         next_round = int(z["next_round"])
     carry = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(template), leaves)
