@@ -204,6 +204,14 @@ def rounded_dot(a: Array, b: Array) -> Array:
     return linalg.dot(p, jnp.ones_like(p))
 
 
+def rounded_dot_components(a_t: Array, b_t: Array) -> Array:
+    """:func:`rounded_dot` over the *leading* axis (vectors held components first, `[d, ...]`): the same
+    products and the same sum, without moving the components to the back and then to the front again
+    (XLA materialised that transposed product array for every block of the history)."""
+    p = rounded(a_t * b_t)
+    return linalg.dot_components(p, jnp.ones_like(p))
+
+
 def rounded_matvec(A: Array, x: Array) -> Array:
     """A x for ``A`` `[m, d]` and ``x`` `[d]`: row by row :func:`rounded_dot`."""
     return rounded_dot(A, x[None, :])
@@ -250,7 +258,7 @@ def _symmetric_from_upper(flat: Array, d: int) -> Array:
 def _block_terms(theta: Array, XT: Array, r: Array, s: Array, tau: Array, mask: Array, loss: Loss):
     """One block's rows of the loss (contexts ``XT`` `[d, block]`): per row ρ, the gradient weight ρ'/σ
     and the Hessian weight ρ''/σ² (0 on rows past ``filled``)."""
-    z = (r - rounded_matvec(XT.T, theta)) / s
+    z = (r - rounded_dot_components(XT, theta[:, None])) / s
     rho, d1, d2 = loss(z, tau)
     return (jnp.where(mask, rho, 0.0), jnp.where(mask, d1, 0.0) / s, jnp.where(mask, d2, 0.0) / (s * s))
 

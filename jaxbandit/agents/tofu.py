@@ -66,7 +66,7 @@ def whitened_truncated_sum(V_inv: Array, hist: rr.History, threshold: Array):
     def body(i, u):
         XT, y, _, _, mask = rr.block_rows(hist, i, block)
         # [d, block], M_is = (R x_s)_i: the sums over rows run along the contiguous axis (faster)
-        M = rr.rounded_dot(R[:, None, :], XT.T[None, :, :])
+        M = rr.rounded_dot_components(R.T[:, :, None], XT[:, None, :])
         terms = rr.rounded(M * y[None, :])
         keep = mask[None, :] & (jnp.abs(terms) <= threshold)
         return u + rr.pairwise_sum(jnp.where(keep, terms, jnp.zeros((), terms.dtype)), axis=1)

@@ -33,9 +33,14 @@ def dot(a: Array, b: Array) -> Array:
     if d > DOT_UNROLL_MAX_DIM:
         return jnp.sum(a * b, axis=-1)
     # Components first (`[d, ...]`): each term is then a contiguous slab, not a stride-d gather.
-    a_t, b_t = _components(a), _components(b)
+    return dot_components(_components(a), _components(b))
+
+
+def dot_components(a_t: Array, b_t: Array) -> Array:
+    """Σ_i a_t[i]·b_t[i] over the *leading* axis, in index order: :func:`dot`'s sum for vectors held
+    components first (`[d, ...]`), as the robust regressions keep their history."""
     acc = a_t[0] * b_t[0]
-    for i in range(1, d):
+    for i in range(1, a_t.shape[0]):
         acc = acc + a_t[i] * b_t[i]
     return acc
 
