@@ -357,6 +357,33 @@ def test_history_sums_in_pieces_are_the_halving_tree_of_each_block(dtype, horizo
                 np.testing.assert_array_equal(np.asarray(a[run]), np.asarray(b))
 
 
+def test_block_residuals_sum_each_row_in_index_order():
+    """A block's standardised residuals z_s = (r_s − ⟨X_s, θ⟩)/σ_s, its contexts held by component: the
+    products X_si·θ_i rounded to float32 and added in index order (i = 0, 1, …), as a float32 NumPy loop
+    does, bitwise — alone and under vmap (the order the batch-invariant sums rely on)."""
+    rng = np.random.default_rng(11)
+    d, n = 7, 48
+    XT = rng.normal(size=(3, d, n)).astype(np.float32)
+    theta = rng.normal(size=(3, d)).astype(np.float32)
+    r = (5.0 * rng.standard_t(2.0, size=(3, n))).astype(np.float32)
+    s = rng.uniform(0.5, 2.0, size=(3, n)).astype(np.float32)
+    mask = np.ones(n, bool)
+
+    def residuals(XT, theta, r, s):
+        identity = lambda z, tau: (z, z, z)  # the loss's value is z itself
+        return rr._block_terms(theta, XT, r, s, jnp.ones_like(r), mask, identity)[0]
+
+    batched = np.asarray(jax.jit(jax.vmap(residuals))(XT, theta, r, s))
+    for run in range(3):
+        acc = XT[run, 0] * theta[run, 0]
+        for i in range(1, d):
+            acc = acc + XT[run, i] * theta[run, i]
+        expected = (r[run] - acc) / s[run]
+        alone = np.asarray(jax.jit(residuals)(XT[run], theta[run], r[run], s[run]))
+        np.testing.assert_array_equal(alone, expected)
+        np.testing.assert_array_equal(batched[run], expected)
+
+
 @pytest.mark.parametrize("kind", ["huber", "pseudo_huber"])
 def test_refit_in_float32_is_close_to_float64(kind):
     with jax.enable_x64(True):
