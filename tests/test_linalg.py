@@ -207,8 +207,9 @@ def test_ties_go_to_the_lowest_index():
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10**6), d=st.integers(1, 40), lead=st.integers(1, 5))
 def test_unrolled_sums_match_numpy(seed, d, lead):
-    """dot/matvec/norm (unrolled up to DOT_UNROLL_MAX_DIM = 32, XLA above) against float64 NumPy."""
-    from jaxbandit.core.linalg import dot, matvec, norm
+    """dot/matvec/norm (unrolled up to DOT_UNROLL_MAX_DIM = 32, XLA above) against float64 NumPy, and
+    dot_components against dot."""
+    from jaxbandit.core.linalg import DOT_UNROLL_MAX_DIM, dot, dot_components, matvec, norm
 
     rng = np.random.default_rng(seed)
     a = rng.normal(size=(lead, d))
@@ -224,6 +225,16 @@ def test_unrolled_sums_match_numpy(seed, d, lead):
         np.testing.assert_allclose(np.asarray(norm(jnp.asarray(a))), np.linalg.norm(a, axis=-1), rtol=1e-13)
     got = np.asarray(dot(jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)), np.float64)
     assert np.all(np.abs(got - a @ b) <= 4 * d * np.finfo(np.float32).eps * (np.abs(a) @ np.abs(b)) + 1e-6)
+    # The same sums with the vectors held components first (`[d, lead]`): bitwise dot's in the unrolled
+    # range, where its order is fixed (both compiled: XLA may contract a product and its add into an FMA
+    # there, as it does not in eager operations); close to NumPy's above it.
+    a32, b32 = jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)
+    by_components = np.asarray(jax.jit(dot_components)(a32.T, b32[:, None]), np.float64)
+    if d <= DOT_UNROLL_MAX_DIM:
+        np.testing.assert_array_equal(by_components, np.asarray(jax.jit(dot)(a32, b32), np.float64))
+    assert np.all(
+        np.abs(by_components - a @ b) <= 4 * d * np.finfo(np.float32).eps * (np.abs(a) @ np.abs(b)) + 1e-6
+    )
 
 
 @settings(max_examples=15, deadline=None)

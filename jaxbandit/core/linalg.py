@@ -38,7 +38,10 @@ def dot(a: Array, b: Array) -> Array:
 
 def dot_components(a_t: Array, b_t: Array) -> Array:
     """Σ_i a_t[i]·b_t[i] over the *leading* axis, in index order: :func:`dot`'s sum for vectors held
-    components first (`[d, ...]`), as the robust regressions keep their history."""
+    components first (`[d, ...]`), as the robust regressions keep their history (above
+    ``DOT_UNROLL_MAX_DIM`` a ``jnp.sum``, as in :func:`dot`)."""
+    if a_t.shape[0] > DOT_UNROLL_MAX_DIM:
+        return jnp.sum(a_t * b_t, axis=0)
     acc = a_t[0] * b_t[0]
     for i in range(1, a_t.shape[0]):
         acc = acc + a_t[i] * b_t[i]
