@@ -70,10 +70,12 @@ def load(path: Path, *, template, finger: str):
         for i, leaf in enumerate(jax.tree_util.tree_leaves(template)):
             key = _is_key(leaf)
             name = f"{_KEY_PREFIX if key else _LEAF_PREFIX}{i}"
-            expected = jax.random.key_data(leaf) if key else leaf
-            if name not in z.files or z[name].shape != expected.shape or z[name].dtype != expected.dtype:
+            if name not in z.files:
                 return None
-            stored = z[name]
+            stored = z[name]  # each access of an npz member reads it from the file again: once
+            expected = jax.eval_shape(jax.random.key_data, leaf) if key else leaf
+            if stored.shape != expected.shape or stored.dtype != expected.dtype:
+                return None
             leaves.append(jax.random.wrap_key_data(stored, impl=jax.random.key_impl(leaf)) if key else stored)
         kept = {k[len(_KEPT_PREFIX) :]: [z[k]] for k in z.files if k.startswith(_KEPT_PREFIX)}
         next_round = int(z["next_round"])
