@@ -235,6 +235,9 @@ def test_unrolled_sums_match_numpy(seed, d, lead):
     assert np.all(
         np.abs(by_components - a @ b) <= 4 * d * np.finfo(np.float32).eps * (np.abs(a) @ np.abs(b)) + 1e-6
     )
+    for bad in ((a32.T, b32[:-1, None]), (a32[0, 0], b32), (a32.T[:0], b32[:0, None])):
+        with pytest.raises(ValueError, match=r"a_t of shape .* b_t of shape .* are invalid"):
+            dot_components(*bad)
 
 
 @settings(max_examples=15, deadline=None)

@@ -64,6 +64,7 @@ def test_whitened_truncated_sum_over_several_blocks(x64):
     V = np.eye(d) + X.T @ X
     hist = rr.empty_history(n + 100, d, jnp.float64)
     hist = hist._replace(XT=hist.XT.at[:, :n].set(X.T), r=hist.r.at[:n].set(y), filled=jnp.int32(n))
+    np.testing.assert_array_equal(np.asarray(hist.X[:n]), X)  # the rows' view of the history
     R, u = whitened_truncated_sum(jnp.asarray(np.linalg.inv(V)), hist, jnp.float64(0.05))
     w, Q = np.linalg.eigh(V)
     R_want = Q @ np.diag(w**-0.5) @ Q.T

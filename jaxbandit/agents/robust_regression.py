@@ -86,6 +86,11 @@ class History(NamedTuple):
     tau: Array
     filled: Array
 
+    @property
+    def X(self) -> Array:
+        """The contexts `[N, d]` (row s is X_s), a view of XT."""
+        return jnp.swapaxes(self.XT, -1, -2)
+
 
 class Point(NamedTuple):
     """A point θ `[d]` with the objective's value, gradient `[d]` and Hessian `[d, d]` there, over the

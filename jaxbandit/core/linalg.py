@@ -40,6 +40,11 @@ def dot_components(a_t: Array, b_t: Array) -> Array:
     """Σ_i a_t[i]·b_t[i] over the *leading* axis, in index order: :func:`dot`'s sum for vectors held
     components first (`[d, ...]`), as the robust regressions keep their history (above
     ``DOT_UNROLL_MAX_DIM`` a ``jnp.sum``, as in :func:`dot`)."""
+    if jnp.ndim(a_t) < 1 or jnp.ndim(b_t) < 1 or a_t.shape[0] != b_t.shape[0] or a_t.shape[0] < 1:
+        raise ValueError(
+            f"a_t of shape {jnp.shape(a_t)} and b_t of shape {jnp.shape(b_t)} are invalid: both must have a "
+            "leading (component) axis of the same length >= 1"
+        )
     if a_t.shape[0] > DOT_UNROLL_MAX_DIM:
         return jnp.sum(a_t * b_t, axis=0)
     acc = a_t[0] * b_t[0]
