@@ -133,3 +133,31 @@ def test_two_process_cluster_equals_one_process(tmp_path):
     assert two.meta["devices"] == 4 and one.meta["devices"] == 2
     for field in one.data:
         np.testing.assert_array_equal(two.data[field], one.data[field])
+
+
+@pytest.mark.slow
+def test_batched_lapack_on_two_cpu_devices_finishes_and_equals_one(tmp_path):
+    """Heavy-OFUL (an eigendecomposition a round) over 2 CPU devices on this machine's thread pool: with one
+    batched LAPACK call per device, jaxlib 0.10 split both over the pool's threads and waited on them
+    there, so on 2 cores the job never finished (it did not, before ``linalg.lapack``). It finishes, and
+    equals the same sweep on one device bitwise."""
+    sys.path.insert(0, str(JOB.parent))
+    try:
+        import lapack_sweep_job
+    finally:
+        sys.path.pop(0)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+    env.pop("JAX_ENABLE_X64", None)
+    out = tmp_path / "two.npz"
+    # ~10 s on 2 cores; a hung job would wait forever
+    subprocess.run(
+        [sys.executable, str(JOB.parent / "lapack_sweep_job.py"), str(out)],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    two, one = jb.SweepResult.load(out), lapack_sweep_job.run()
+    assert two.meta["devices"] == 2 and one.meta["devices"] == 1
+    for field in one.data:
+        np.testing.assert_array_equal(two.data[field], one.data[field])

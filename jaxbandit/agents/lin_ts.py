@@ -37,6 +37,7 @@ from ..core.linalg import (
     clamp_reward,
     dot,
     keep_finite,
+    lapack,
     matvec,
     sherman_morrison,
 )
@@ -75,7 +76,7 @@ def cholesky_times(A: Array, z: Array) -> Array:
     if d <= UNROLL_MAX_DIM:
         L, _ = _cholesky_unrolled(A)
         return jnp.stack([sum((L[i][k] * z[k] for k in range(1, i + 1)), L[i][0] * z[0]) for i in range(d)])
-    L = jnp.linalg.cholesky(A)
+    L = lapack(jnp.linalg.cholesky, A)
     diagonal = jnp.diag(jnp.sqrt(jnp.maximum(jnp.diagonal(A), jnp.finfo(A.dtype).tiny)))
     return matvec(jnp.where(jnp.all(jnp.isfinite(L)), L, diagonal), z)
 

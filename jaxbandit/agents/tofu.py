@@ -28,7 +28,7 @@ from jax.typing import ArrayLike
 
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
-from ..core.linalg import clamp_reward, matvec, select_ucb, sherman_morrison
+from ..core.linalg import clamp_reward, lapack, matvec, select_ucb, sherman_morrison
 from ..core.types import Algorithm
 from . import registry
 from . import robust_regression as rr
@@ -57,7 +57,7 @@ def tofu_radius(t, *, dim, horizon, eps, nu, lam, S, delta):
 
 def whitened_truncated_sum(V_inv: Array, hist: rr.History, threshold: Array):
     """(V^{−1/2}, u) with u_i = Σ_s M_is y_s 1{|y_s M_is| ≤ b}, M = V^{−1/2}Xᵀ over the filled rows."""
-    w, Q = jnp.linalg.eigh(V_inv)  # V^{-1} = Q diag(w) Qᵀ, so V^{-1/2} = Q diag(√w) Qᵀ
+    w, Q = lapack(jnp.linalg.eigh, V_inv)  # V^{-1} = Q diag(w) Qᵀ, so V^{-1/2} = Q diag(√w) Qᵀ
     B = Q * jnp.sqrt(jnp.maximum(w, 0.0))[None, :]
     R = rr.rounded_dot(Q[:, None, :], B[None, :, :])  # R_ij = Σ_k B_ik Q_jk, fixed order
     R = 0.5 * (R + R.T)

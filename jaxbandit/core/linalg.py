@@ -7,13 +7,67 @@ positive definite).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.custom_batching import custom_vmap
 
 Array = jax.Array
+
+
+#: Whether a ``vmap`` batch of :func:`lapack` calls runs one matrix per call (set by
+#: :func:`lapack_per_matrix` while a program is traced).
+_LAPACK_PER_MATRIX = contextvars.ContextVar("jaxbandit_lapack_per_matrix", default=False)
+
+
+@contextlib.contextmanager
+def lapack_per_matrix(enabled: bool = True) -> Iterator[None]:
+    """Within it, the :func:`lapack` calls that a traced program makes run one matrix per call under
+    ``vmap``. ``jb.sweep`` traces its rounds so when it shards them over several CPU devices of one
+    process (see :func:`lapack`)."""
+    token = _LAPACK_PER_MATRIX.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _LAPACK_PER_MATRIX.reset(token)
+
+
+def lapack(fn: Callable, *args: Array) -> Any:
+    """``fn(*args)``: a LAPACK routine (``jnp.linalg.eigh``, ``jnp.linalg.cholesky``, a triangular
+    solve) on one run's operands.
+
+    Under ``vmap`` it is one batched LAPACK call, except inside :func:`lapack_per_matrix`, where the batch
+    runs as a loop (``lax.map``) of calls on one matrix each: the same routine on the same matrices, so
+    the same bits, slower (~1.1× a matrix on one core). Why: jaxlib 0.10's CPU kernels split a large
+    batch (64 matrices of 10 × 10 here; 32 were not split) across XLA's intra-op thread pool and block
+    the calling pool thread until the pieces are done. With several CPU devices in one process, as many
+    such calls at once as the pool has threads (one per core) leave no thread to run the pieces, and the
+    program never finishes: a GAdaOFUL sweep of 128 runs over 2 devices on 2 cores hung so (the threads'
+    stacks: every pool thread waiting in ``ParallelBatchMap``). A call on one matrix is not split."""
+    if not _LAPACK_PER_MATRIX.get():
+        return fn(*args)
+
+    @custom_vmap
+    def one(*xs):
+        return fn(*xs)
+
+    @one.def_vmap
+    def per_matrix(axis_size, in_batched, *xs):
+        batched = [x for x, b in zip(xs, in_batched) if b]
+
+        def call(ys):
+            it = iter(ys)
+            return one(*(next(it) if b else x for x, b in zip(xs, in_batched)))
+
+        out = jax.lax.map(call, batched)
+        return out, jax.tree.map(lambda _: True, out)
+
+    return one(*args)
 
 
 #: Up to this dimension, sums over the last axis (dot products, matrix–vector products, norms) are
@@ -226,13 +280,13 @@ def _shifted_cholesky(A):
         tri = jax.scipy.linalg.solve_triangular
 
         def factor(mu):
-            return jnp.linalg.cholesky(eye + mu * A)
+            return lapack(jnp.linalg.cholesky, eye + mu * A)
 
         def forward(L, b):
-            return tri(L, b, lower=True)
+            return lapack(functools.partial(tri, lower=True), L, b)
 
         def backward(L, y):
-            return tri(L, y, lower=True, trans=1)
+            return lapack(functools.partial(tri, lower=True, trans=1), L, y)
 
     return factor, forward, backward
 
@@ -339,7 +393,7 @@ def ellipsoid_ball_scores(contexts: Array, theta: Array, A: Array, beta: Array, 
     """
     dtype = theta.dtype
     tiny = jnp.finfo(dtype).tiny
-    omega, Q = jnp.linalg.eigh(A)  # A = Q diag(ω) Qᵀ, H = Q diag(1/ω) Qᵀ
+    omega, Q = lapack(jnp.linalg.eigh, A)  # A = Q diag(ω) Qᵀ, H = Q diag(1/ω) Qᵀ
     lam = 1.0 / jnp.maximum(omega, tiny)
     a = matvec(Q.T, contexts)  # [K, d]
     c = matvec(Q.T, theta)  # [d]

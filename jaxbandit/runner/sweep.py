@@ -43,6 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..core import linalg
 from ..core import validation as V
 from ..core.dtypes import float_dtype
 from ..core.types import Algorithm, Environment, EnvState, Round
@@ -119,7 +120,7 @@ def _init_streams(make_algs, make_env, layout: _Layout, stream_params, agent_par
     return jax.vmap(per_stream)(stream_params, stream_seeds)
 
 
-@library_jit(static_argnums=(0, 1, 2, 3, 4, 5, 6))
+@library_jit(static_argnums=(0, 1, 2, 3, 4, 5, 6, 7))
 def _run_chunk(
     make_algs,
     make_env,
@@ -128,6 +129,7 @@ def _run_chunk(
     per_round: bool,
     ahead: int,
     runs_minor: bool,
+    lapack_per_matrix: bool,
     stream_params,
     agent_params,
     carry,
@@ -144,7 +146,9 @@ def _run_chunk(
     0: each round draws in its own step, the draw :func:`_computed_once` per stream before the lanes read
     it (left to itself, XLA fuses the contexts' arithmetic into every lane's UCB sums, each lane computing
     it again: a 16-point grid ran 1.5× slower so). ``runs_minor``: the rounds carry the lanes' states
-    `[..., S, G]` (see ``RUNS_MINOR``). The same values every way."""
+    `[..., S, G]` (see ``RUNS_MINOR``). ``lapack_per_matrix``: the algorithms' LAPACK calls run one matrix
+    per call (``linalg.lapack_per_matrix``; set when several CPU devices share a thread pool). The same
+    values every way."""
 
     def draw(sp, round_key, theta_star, t) -> Round:
         stream = make_env(_point(layout, sp, agent_params[0])).stream
@@ -173,7 +177,8 @@ def _run_chunk(
                 outs.append(out)
             return tuple(new_lanes), {f: jnp.stack([o[f] for o in outs]) for f in outs[0]}
 
-        lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
+        with linalg.lapack_per_matrix(lapack_per_matrix):  # the algorithms are traced here
+            lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
         return c._replace(lanes=lanes), out
 
     def play_all(c: _StreamCarry, t, rnds: Round):
@@ -637,13 +642,24 @@ def _run_algorithms(
             carry = distributed.shard_runs(carry, plan.mesh)
     num_runs = plan.num_streams * plan.agent_params.shape[0] * len(make_algs)
     ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan), _runs_minor()
+    per_matrix = distributed.shares_cpu_threads(plan.mesh)
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
     for t0 in range(start_round, horizon, plan.chunk):
         rounds = np.arange(t0, t0 + plan.chunk, dtype=np.int32)
         carry, out = _run_chunk(
-            make_algs, make_env, plan.layout, horizon, per_round, ahead, runs_minor, *args, carry, rounds
+            make_algs,
+            make_env,
+            plan.layout,
+            horizon,
+            per_round,
+            ahead,
+            runs_minor,
+            per_matrix,
+            *args,
+            carry,
+            rounds,
         )
         sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
         # [S, n, G, algorithms] -> [S, G, algorithms, kept]; only kept rounds leave the device
