@@ -153,6 +153,8 @@ def test_algorithms_in_lockstep_are_bitwise_the_algorithms_run_apart():
         "cr": make_alg,
         "lin_ts": lambda p: jb.lin_ts(T, D, v=p["beta_scale"]),
         "oful": lambda p: jb.oful(T, D, beta_scale=p["beta_scale"]),
+        # an eigendecomposition a round: in lockstep one matrix per LAPACK call, apart one batched call
+        "heavy_oful": lambda p: jb.heavy_oful(T, D, eps=1.0, nu=1.5),
     }
     grid = {"C": [0.0, 5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
     kw = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
@@ -163,6 +165,31 @@ def test_algorithms_in_lockstep_are_bitwise_the_algorithms_run_apart():
         np.testing.assert_array_equal(together.data[field], apart.data[field])
     with pytest.raises(ValueError, match="lockstep='yes' is invalid"):
         jb.sweep(algs, make_env, grid, lockstep="yes", **kw)
+
+
+def test_lapack_runs_one_matrix_a_call_where_several_calls_could_run_at_once(monkeypatch):
+    """On one CPU device, one algorithm's program makes one batched LAPACK call at a time; algorithms in
+    lockstep could make several at once, which jaxlib 0.10 let take every thread of the pool and hang
+    (GAdaOFUL with Heavy-OFUL, 256 runs, T = 100, on 2 cores), so their program is traced with LAPACK one
+    matrix a call (``linalg.lapack``). That the bits stay: the lockstep test above."""
+    from jaxbandit.core import linalg
+
+    entered = []
+    real = linalg.lapack_per_matrix
+
+    def spy(enabled=True):
+        entered.append(enabled)
+        return real(enabled)
+
+    monkeypatch.setattr(linalg, "lapack_per_matrix", spy)
+    tofu = lambda p: jb.tofu(4, D, eps=1.0, nu=1.5)
+    kw = dict(horizon=4, seeds=1, record=4)
+    grid = {k: [v] for k, v in POINT.items()}
+    jb.sweep(tofu, make_env, grid, **kw)
+    assert entered and not any(entered)
+    entered.clear()
+    jb.sweep({"a": tofu, "b": lambda p: jb.tofu(4, D, eps=0.5, nu=1.5)}, make_env, grid, **kw)
+    assert entered and all(entered)
 
 
 def test_a_grid_axis_read_in_python_control_flow_is_named_before_anything_runs():

@@ -28,8 +28,8 @@ _LAPACK_PER_MATRIX = contextvars.ContextVar("jaxbandit_lapack_per_matrix", defau
 @contextlib.contextmanager
 def lapack_per_matrix(enabled: bool = True) -> Iterator[None]:
     """Within it, the :func:`lapack` calls that a traced program makes run one matrix per call under
-    ``vmap``. ``jb.sweep`` traces its rounds so when it shards them over several CPU devices of one
-    process (see :func:`lapack`)."""
+    ``vmap``. ``jb.sweep`` traces its rounds so where several such calls could run at once on a CPU:
+    several CPU devices of one process, or several algorithms in lockstep (see :func:`lapack`)."""
     token = _LAPACK_PER_MATRIX.set(bool(enabled))
     try:
         yield
@@ -43,12 +43,13 @@ def lapack(fn: Callable, *args: Array) -> Any:
 
     Under ``vmap`` it is one batched LAPACK call, except inside :func:`lapack_per_matrix`, where the batch
     runs as a loop (``lax.map``) of calls on one matrix each: the same routine on the same matrices, so
-    the same bits, slower (~1.1× a matrix on one core). Why: jaxlib 0.10's CPU kernels split a large
-    batch (64 matrices of 10 × 10 here; 32 were not split) across XLA's intra-op thread pool and block
-    the calling pool thread until the pieces are done. With several CPU devices in one process, as many
-    such calls at once as the pool has threads (one per core) leave no thread to run the pieces, and the
-    program never finishes: a GAdaOFUL sweep of 128 runs over 2 devices on 2 cores hung so (the threads'
-    stacks: every pool thread waiting in ``ParallelBatchMap``). A call on one matrix is not split."""
+    the same bits, slower (a GAdaOFUL sweep ~1.15× the time on 2 cores). Why: jaxlib 0.10's CPU kernels
+    split a large batch (64 matrices of 10 × 10; 32 were not split) over XLA's intra-op thread pool (a
+    thread per core) and block the calling pool thread until the pieces are done. As many such calls at
+    once as the pool has threads leave no thread to run the pieces, and the program never finishes: on 2
+    cores, a GAdaOFUL sweep of 128 runs over 2 CPU devices hung so, and so did GAdaOFUL and Heavy-OFUL in
+    lockstep on one device (256 runs, T = 100; every pool thread's stack in ``ParallelBatchMap``). A
+    call on one matrix is not split."""
     if not _LAPACK_PER_MATRIX.get():
         return fn(*args)
 

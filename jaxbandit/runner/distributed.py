@@ -25,13 +25,13 @@ def run_mesh(devices=None) -> Mesh | None:
     return None if len(devices) == 1 else Mesh(np.asarray(devices), (RUNS,))
 
 
-def shares_cpu_threads(mesh: Mesh | None) -> bool:
-    """Whether the mesh holds several CPU devices of this process: they run on one intra-op thread pool,
-    which jaxlib 0.10's batched LAPACK calls can exhaust (``jaxbandit.core.linalg.lapack``)."""
+def local_cpu_devices(mesh: Mesh | None) -> int:
+    """How many CPU devices of this process run the sweep's runs (``mesh`` None: the default device). They
+    share one intra-op thread pool (see ``jaxbandit.core.linalg.lapack``)."""
     if mesh is None:
-        return False
+        return int(jax.default_backend() == "cpu")
     local = [d for d in mesh.devices.flat if d.process_index == jax.process_index()]
-    return sum(d.platform == "cpu" for d in local) > 1
+    return sum(d.platform == "cpu" for d in local)
 
 
 def padded_size(num_runs: int, mesh: Mesh | None) -> int:

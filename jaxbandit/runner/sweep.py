@@ -147,8 +147,8 @@ def _run_chunk(
     it (left to itself, XLA fuses the contexts' arithmetic into every lane's UCB sums, each lane computing
     it again: a 16-point grid ran 1.5× slower so). ``runs_minor``: the rounds carry the lanes' states
     `[..., S, G]` (see ``RUNS_MINOR``). ``lapack_per_matrix``: the algorithms' LAPACK calls run one matrix
-    per call (``linalg.lapack_per_matrix``; set when several CPU devices share a thread pool). The same
-    values every way."""
+    per call (``linalg.lapack_per_matrix``; set where several could run at once on a CPU's thread pool:
+    several CPU devices, or several algorithms in lockstep). The same values every way."""
 
     def draw(sp, round_key, theta_star, t) -> Round:
         stream = make_env(_point(layout, sp, agent_params[0])).stream
@@ -642,7 +642,8 @@ def _run_algorithms(
             carry = distributed.shard_runs(carry, plan.mesh)
     num_runs = plan.num_streams * plan.agent_params.shape[0] * len(make_algs)
     ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan), _runs_minor()
-    per_matrix = distributed.shares_cpu_threads(plan.mesh)
+    # several batched LAPACK calls at once (devices, or algorithms in lockstep) could take every thread
+    per_matrix = distributed.local_cpu_devices(plan.mesh) * len(make_algs) > 1
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
