@@ -43,7 +43,8 @@ def lapack(fn: Callable, *args: Array) -> Any:
 
     Under ``vmap`` it is one batched LAPACK call, except inside :func:`lapack_per_matrix`, where the batch
     runs as a loop (``lax.map``) of calls on one matrix each: the same routine on the same matrices, so
-    the same bits, slower (a GAdaOFUL sweep ~1.15× the time on 2 cores). Why: jaxlib 0.10's CPU kernels
+    the same bits, at about the same speed (0.94–1.06× the time of GAdaOFUL, Heavy-OFUL and TOFU runs on 2
+    cores, ``benchmarks/lapack_per_matrix.py``). Why: jaxlib 0.10's CPU kernels
     split a large batch (64 matrices of 10 × 10; 32 were not split) over XLA's intra-op thread pool (a
     thread per core) and block the calling pool thread until the pieces are done. As many such calls at
     once as the pool has threads leave no thread to run the pieces, and the program never finishes: on 2
