@@ -43,14 +43,15 @@ def lapack(fn: Callable, *args: Array) -> Any:
 
     Under ``vmap`` it is one batched LAPACK call, except inside :func:`lapack_per_matrix`, where the batch
     runs as a loop (``lax.map``) of calls on one matrix each: the same routine on the same matrices, so
-    the same bits, at about the same speed (0.94–1.06× the time of GAdaOFUL, Heavy-OFUL and TOFU runs on 2
-    cores, ``benchmarks/lapack_per_matrix.py``). Why: jaxlib 0.10's CPU kernels
-    split a large batch (64 matrices of 10 × 10; 32 were not split) over XLA's intra-op thread pool (a
-    thread per core) and block the calling pool thread until the pieces are done. As many such calls at
-    once as the pool has threads leave no thread to run the pieces, and the program never finishes: on 2
-    cores, a GAdaOFUL sweep of 128 runs over 2 CPU devices hung so, and so did GAdaOFUL and Heavy-OFUL in
-    lockstep on one device (256 runs, T = 100; every pool thread's stack in ``ParallelBatchMap``). A
-    call on one matrix is not split."""
+    the same bits, at about the same speed (0.94–1.06× the time of GAdaOFUL, Heavy-OFUL and TOFU runs on
+    2 cores, ``benchmarks/lapack_per_matrix.py``).
+
+    Why: jaxlib 0.10's CPU kernels split a large batch (64 matrices of 10 × 10; 32 were not split) over
+    XLA's intra-op thread pool (a thread per core) and block the calling pool thread until the pieces are
+    done. As many such calls at once as the pool has threads leave no thread to run the pieces, and the
+    program never finishes: on 2 cores, a GAdaOFUL sweep of 128 runs over 2 CPU devices hung so, and so
+    did GAdaOFUL and Heavy-OFUL in lockstep on one device (256 runs, T = 100; every pool thread's stack in
+    ``ParallelBatchMap``). A call on one matrix is not split."""
     if not _LAPACK_PER_MATRIX.get():
         return fn(*args)
 
