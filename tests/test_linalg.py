@@ -361,3 +361,11 @@ def test_lapack_per_matrix_calls_the_routine_one_matrix_at_a_time_with_the_same_
     assert shapes and all(len(s) <= 2 for s in shapes), shapes  # [d, d], [d] or [d, 1]: one matrix
     for g, e in zip(jax.tree.leaves(got), jax.tree.leaves(expected)):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+
+
+def test_lapack_names_a_bad_argument():
+    with pytest.raises(ValueError, match=r"fn='eigh' is invalid: it must be a LAPACK routine"):
+        linalg.lapack("eigh", jnp.eye(2))
+    with pytest.raises(ValueError, match=r"enabled='yes' is invalid: it must be True or False"):
+        with linalg.lapack_per_matrix("yes"):
+            pass

@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
 
+from . import validation as V
+
 Array = jax.Array
 
 
@@ -30,7 +32,7 @@ def lapack_per_matrix(enabled: bool = True) -> Iterator[None]:
     """Within it, the :func:`lapack` calls that a traced program makes run one matrix per call under
     ``vmap``. ``jb.sweep`` traces its rounds so where several such calls could run at once on a CPU:
     several CPU devices of one process, or several algorithms in lockstep (see :func:`lapack`)."""
-    token = _LAPACK_PER_MATRIX.set(bool(enabled))
+    token = _LAPACK_PER_MATRIX.set(V.check_flag("enabled", enabled))
     try:
         yield
     finally:
@@ -52,6 +54,8 @@ def lapack(fn: Callable, *args: Array) -> Any:
     program never finishes: on 2 cores, a GAdaOFUL sweep of 128 runs over 2 CPU devices hung so, and so
     did GAdaOFUL and Heavy-OFUL in lockstep on one device (256 runs, T = 100; every pool thread's stack in
     ``ParallelBatchMap``). A call on one matrix is not split."""
+    if not callable(fn):
+        raise ValueError(f"fn={fn!r} is invalid: it must be a LAPACK routine to call, e.g. jnp.linalg.eigh")
     if not _LAPACK_PER_MATRIX.get():
         return fn(*args)
 
