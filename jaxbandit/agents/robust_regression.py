@@ -59,7 +59,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..core import linalg
+from ..core import batching, linalg
 
 Array = jax.Array
 
@@ -442,7 +442,11 @@ def solve(
     accepted, it is the next Newton iterate and its derivatives give the next direction; rejected, s
     halves. Under ``vmap`` the loop runs until every lane has stopped (lanes that have stopped are
     left unchanged), so a backtracking lane costs the others one pass per halving, and a batch whose
-    lanes all accept the unit step pays nothing for the line search.
+    lanes all accept the unit step pays nothing for the line search — except inside
+    ``batching.stragglers_one_by_one()`` (``jb.sweep`` on one CPU device), where the lanes still going
+    after the first iteration finish one by one, alone (``batching.while_loop``; the same bits for
+    d ≤ ``linalg.DOT_UNROLL_MAX_DIM``, where a lane computes the same alone and in a batch, and the
+    plain loop above that).
     """
     dtype = point.theta.dtype
     reg = jnp.asarray(reg, dtype)
@@ -484,7 +488,9 @@ def solve(
     target, delta, step = _direction(point, reg, radius, projection_iters)
     zero = jnp.zeros((), jnp.int32)
     init = (zero, zero, point, target, delta, step, jnp.ones((), dtype), step <= tol, jnp.zeros((), bool))
-    accepted, passes, point, target, _, step, _, done, _ = jax.lax.while_loop(cond, body, init)
+    # Stragglers one by one only where a lane computes the same alone and in a batch (module docstring).
+    loop = batching.while_loop if point.theta.shape[-1] <= linalg.DOT_UNROLL_MAX_DIM else jax.lax.while_loop
+    accepted, passes, point, target, _, step, _, done, _ = loop(cond, body, init)
     theta = jnp.where(done, target, point.theta)
     return RefitResult(theta=theta, iters=accepted + 1, step=step, passes=passes, point=point)
 

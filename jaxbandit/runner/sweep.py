@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..core import linalg
+from ..core import batching, linalg
 from ..core import validation as V
 from ..core.dtypes import float_dtype
 from ..core.types import Algorithm, Environment, EnvState, Round
@@ -120,7 +120,7 @@ def _init_streams(make_algs, make_env, layout: _Layout, stream_params, agent_par
     return jax.vmap(per_stream)(stream_params, stream_seeds)
 
 
-@library_jit(static_argnums=(0, 1, 2, 3, 4, 5, 6, 7))
+@library_jit(static_argnums=(0, 1, 2, 3, 4, 5, 6, 7, 8))
 def _run_chunk(
     make_algs,
     make_env,
@@ -130,6 +130,7 @@ def _run_chunk(
     ahead: int,
     runs_minor: bool,
     lapack_per_matrix: bool,
+    stragglers_one_by_one: bool,
     stream_params,
     agent_params,
     carry,
@@ -148,7 +149,9 @@ def _run_chunk(
     it again: a 16-point grid ran 1.5× slower so). ``runs_minor``: the rounds carry the lanes' states
     `[..., S, G]` (see ``RUNS_MINOR``). ``lapack_per_matrix``: the algorithms' LAPACK calls run one matrix
     per call (``linalg.lapack_per_matrix``; set where several could run at once on a CPU's thread pool:
-    several CPU devices, or several algorithms in lockstep). The same values every way."""
+    several CPU devices, or several algorithms in lockstep). ``stragglers_one_by_one``: the algorithms'
+    solver loops (``batching.while_loop``) run the lanes still going after an iteration one by one
+    (set on one CPU device). The same values every way."""
 
     def draw(sp, round_key, theta_star, t) -> Round:
         stream = make_env(_point(layout, sp, agent_params[0])).stream
@@ -177,7 +180,11 @@ def _run_chunk(
                 outs.append(out)
             return tuple(new_lanes), {f: jnp.stack([o[f] for o in outs]) for f in outs[0]}
 
-        with linalg.lapack_per_matrix(lapack_per_matrix):  # the algorithms are traced here
+        # the algorithms are traced here
+        with (
+            linalg.lapack_per_matrix(lapack_per_matrix),
+            batching.stragglers_one_by_one(stragglers_one_by_one),
+        ):
             lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
         return c._replace(lanes=lanes), out
 
@@ -230,6 +237,22 @@ RUNS_MINOR: bool | None = None
 def _runs_minor() -> bool:
     """Whether the next chunk carries the runs on the minor axes: ``RUNS_MINOR``, or the backend's default."""
     return jax.default_backend() == "gpu" if RUNS_MINOR is None else V.check_flag("RUNS_MINOR", RUNS_MINOR)
+
+
+#: Whether a chunk's solver loops (``batching.while_loop``: GAdaOFUL's and Heavy-OFUL's refits) run the
+#: lanes still going after their first iteration one by one; None: the default (one CPU device: yes; a
+#: GPU or several devices: no). The same values either way. 2-core CPU: GAdaOFUL's Figure 1 tuning sweep
+#: (500 runs) 1.3–1.8× as fast (``benchmarks/stragglers.py``).
+STRAGGLERS_ONE_BY_ONE: bool | None = None
+
+
+def _stragglers_one_by_one(mesh) -> bool:
+    """Whether the next chunk runs its stragglers one by one: ``STRAGGLERS_ONE_BY_ONE``, or the default. A
+    lane alone costs about its share of a batched iteration on a CPU; a GPU would idle through it, and
+    a batch sharded over devices would gather each lane across them."""
+    if STRAGGLERS_ONE_BY_ONE is None:
+        return mesh is None and distributed.local_cpu_devices(None) == 1
+    return V.check_flag("STRAGGLERS_ONE_BY_ONE", STRAGGLERS_ONE_BY_ONE)
 
 
 #: The most rounds a stream draws ahead of running them (see :func:`_rounds_ahead`); None: the backend's
@@ -644,6 +667,7 @@ def _run_algorithms(
     ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan), _runs_minor()
     # several batched LAPACK calls at once (devices, or algorithms in lockstep) could take every thread
     per_matrix = distributed.local_cpu_devices(plan.mesh) * len(make_algs) > 1
+    one_by_one = _stragglers_one_by_one(plan.mesh)
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
@@ -658,6 +682,7 @@ def _run_algorithms(
             ahead,
             runs_minor,
             per_matrix,
+            one_by_one,
             *args,
             carry,
             rounds,

@@ -1,0 +1,131 @@
+"""Solver loops with their stragglers run one by one (``jaxbandit.core.batching``), against the batched loop,
+in one process.
+
+GAdaOFUL's and Heavy-OFUL's refits are ``while`` loops that almost every run leaves after one iteration;
+batched, the loop runs until its slowest lane stops. ``jb.sweep`` runs the lanes still going after the
+first iteration one by one on one CPU device (``jaxbandit.runner.sweep.STRAGGLERS_ONE_BY_ONE``). Each
+sweep below runs both ways (and with the previous code, ``--previous``, loaded beside the current one),
+compiled, timed on later calls interleaved (best of ``--repeats``), compared bitwise:
+
+- GAdaOFUL's Figure 1 tuning sweep for one noise setting (Student-t(3)): its 25 constants × C ∈
+  {0, 100} × ``--seeds`` seeds, T = ``--horizon``;
+- Heavy-OFUL (theory constants) in the paper's environment, C ∈ {0, 100} × ``--seeds`` × 25 seeds.
+
+    python benchmarks/stragglers.py [--horizon 1000] [--seeds 10] [--repeats 2] [--previous b9550e1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import time
+
+import common
+import numpy as np
+
+
+def tuning_sweep(lib, horizon: int, seeds: int):
+    """GAdaOFUL's Figure 1 tuning grid for Student-t(3) noise (ε = 1, ν = √3; its registry grid × C ∈
+    {0, 100} × ``seeds`` seeds) with the package ``lib``, as a function of nothing that returns the final
+    regrets."""
+    spec = lib.registry.algorithm("gadaoful")
+
+    def make_alg(p):
+        prob = lib.agents.registry.Problem(horizon, common.D, eps=1.0, nu=3**0.5, corruption=p["C"])
+        return spec.build(prob, {n: p[n] for n in spec.grid})
+
+    grid, make_env = {"C": [0.0, 100.0], **{k: list(v) for k, v in spec.grid.items()}}, _paper_env(lib)
+    return lambda: (
+        lib.sweep(make_alg, make_env, grid, horizon=horizon, seeds=seeds, progress=False).final_regret
+    )
+
+
+def _paper_env(lib):
+    """The paper's environment (Student-t(3) noise, the flip adversary with budget ``p["C"]``) in ``lib``."""
+    return lambda p: lib.envs.linear(
+        common.D, common.K, noise=lib.noise.student_t(3.0), corruption=lib.corruption.flip(p["C"])
+    )
+
+
+def heavy_oful_sweep(lib, horizon: int, seeds: int):
+    """Heavy-OFUL (Figure 1's theory build) in the paper's environment, C ∈ {0, 100}, ``25 · seeds`` seeds."""
+    spec = lib.registry.algorithm("heavy_oful")
+
+    def make_alg(p):
+        prob = lib.agents.registry.Problem(horizon, common.D, eps=1.0, nu=3**0.5, corruption=p["C"])
+        return spec.build(prob, spec.theory(prob))
+
+    grid, make_env = {"C": [0.0, 100.0]}, _paper_env(lib)
+    return lambda: (
+        lib.sweep(make_alg, make_env, grid, horizon=horizon, seeds=25 * seeds, progress=False).final_regret
+    )
+
+
+def with_flag(lib, value, fn):
+    """``fn`` run with ``lib``'s ``STRAGGLERS_ONE_BY_ONE`` set to ``value``."""
+    module = importlib.import_module(f"{lib.__name__}.runner.sweep")
+
+    def run():
+        old, module.STRAGGLERS_ONE_BY_ONE = module.STRAGGLERS_ONE_BY_ONE, value
+        try:
+            return fn()
+        finally:
+            module.STRAGGLERS_ONE_BY_ONE = old
+
+    return run
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--horizon", type=int, default=1000)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--previous", help="git revision of the previous code, loaded beside the current one")
+    args = parser.parse_args(argv)
+    jb = common.jb
+    rows = []
+    for name, sweep in (("GAdaOFUL tuning sweep", tuning_sweep), ("Heavy-OFUL", heavy_oful_sweep)):
+        fns = {
+            "batched": with_flag(jb, False, sweep(jb, args.horizon, args.seeds)),
+            "one_by_one": with_flag(jb, None, sweep(jb, args.horizon, args.seeds)),
+        }
+        if args.previous:
+            fns["previous"] = sweep(common.load_previous(args.previous), args.horizon, args.seeds)
+        first, outs = {}, {}
+        for key, fn in fns.items():
+            start = time.perf_counter()
+            outs[key] = np.asarray(fn())
+            first[key] = time.perf_counter() - start
+        best = common.interleaved_best(fns, args.repeats)
+        row = dict(
+            sweep=name,
+            runs=outs["batched"].size,
+            batched_s=best["batched"],
+            one_by_one_s=best["one_by_one"],
+            speedup=best["batched"] / best["one_by_one"],
+            first_call_batched_s=first["batched"],
+            first_call_one_by_one_s=first["one_by_one"],
+            bitwise=all(np.array_equal(outs["batched"], o) for o in outs.values()),
+        )
+        if args.previous:
+            row.update(previous_s=best["previous"], vs_previous=best["previous"] / best["one_by_one"])
+        rows.append(row)
+    print(f"\nT = {args.horizon}, best of {args.repeats} interleaved calls after the first\n")
+    columns = [
+        ("sweep", ""),
+        ("runs", "d"),
+        ("batched_s", ".2f"),
+        ("one_by_one_s", ".2f"),
+        ("speedup", ".2f"),
+        ("first_call_batched_s", ".1f"),
+        ("first_call_one_by_one_s", ".1f"),
+        ("bitwise", ""),
+    ]
+    if args.previous:
+        columns[5:5] = [("previous_s", ".2f"), ("vs_previous", ".2f")]
+    common.print_table(rows, columns)
+    print(f"\nwrote {common.write_json('stragglers', {'rows': rows, 'args': vars(args)})}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""A ``while`` loop whose lanes stop at different times, batched so that the batch does not wait for its
+slowest lane.
+
+Under ``vmap``, ``lax.while_loop`` with a condition that depends on the lane runs until every lane has
+stopped: each iteration computes the body for the whole batch and keeps the lanes that have stopped as
+they were. A loop that almost every lane leaves after one iteration, and a few after several, then costs
+the batch as many full iterations as its slowest lane needs. GAdaOFUL's warm-started refit is such a loop
+(``robust_regression.solve``): 1.0 passes over the history a lane and round, but 1.4–1.9 iterations of a
+500-lane batch, each a pass and a 10 × 10 ``eigh`` for every lane.
+
+:func:`while_loop` is ``lax.while_loop`` for one run. Under ``vmap`` inside :func:`stragglers_one_by_one`,
+its batching rule runs the first ``batched_iterations`` iterations for the whole batch, as
+``lax.while_loop`` would, and then the lanes still running one by one, each alone to its end (a loop
+over them: take the first lane still running out of the batch, run its loop unbatched, write it back).
+Nested ``vmap`` s are one batch of all their lanes. Every lane runs the same iterations on the same
+values as in the plain loop, so the results are the plain loop's wherever the body computes a lane the
+same alone and in a batch (as the library's refits do for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``).
+
+It suits a CPU, where a lane alone costs about its share of a batched iteration; a GPU would run one lane
+at a time with the rest of the device idle, and a batch sharded over devices would gather each lane
+across them. ``jb.sweep`` enables it on one CPU device.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jax
+import jax.extend as jex
+import jax.numpy as jnp
+from jax.custom_batching import custom_vmap
+
+from . import validation as V
+
+#: Whether :func:`while_loop` runs its stragglers one by one under ``vmap`` (set by
+#: :func:`stragglers_one_by_one` while a program is traced).
+_ONE_BY_ONE = contextvars.ContextVar("jaxbandit_stragglers_one_by_one", default=False)
+
+
+@contextlib.contextmanager
+def stragglers_one_by_one(enabled: bool = True) -> Iterator[None]:
+    """Within it, the :func:`while_loop` s that a traced program makes run, under ``vmap``, their first
+    iterations batched and then each lane still running alone. ``jb.sweep`` traces its rounds so on one
+    CPU device."""
+    token = _ONE_BY_ONE.set(V.check_flag("enabled", enabled))
+    try:
+        yield
+    finally:
+        _ONE_BY_ONE.reset(token)
+
+
+def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, batched_iterations: int = 1) -> Any:
+    """``lax.while_loop(cond_fun, body_fun, init_val)`` for one run; under ``vmap`` inside
+    :func:`stragglers_one_by_one`, its first ``batched_iterations`` iterations for the whole batch and
+    then each lane that is still running alone (module docstring). ``cond_fun`` and ``body_fun`` may close
+    over batched values."""
+    if not callable(cond_fun) or not callable(body_fun):
+        bad = "cond_fun" if not callable(cond_fun) else "body_fun"
+        value = cond_fun if bad == "cond_fun" else body_fun
+        raise ValueError(f"{bad}={value!r} is invalid: it must be a function of the loop's carry")
+    batched_iterations = V.check_int("batched_iterations", batched_iterations, low=0)
+    if not _ONE_BY_ONE.get():
+        return jax.lax.while_loop(cond_fun, body_fun, init_val)
+    # What the functions close over becomes explicit operands: a custom_vmap rule sees only its arguments.
+    cond_h, cond_consts = _hoisted(cond_fun, init_val)
+    body_h, body_consts = _hoisted(body_fun, init_val)
+    loop = _Loop(cond_h, body_h, len(cond_consts), batched_iterations)
+    return loop.one((init_val, (*cond_consts, *body_consts)))
+
+
+def _hoisted(fun: Callable, example) -> tuple[Callable, list]:
+    """``fun`` as ``(g, consts)`` with ``g(c, *consts) == fun(c)``: every traced value ``fun`` closes over
+    (integers included, which ``jax.closure_convert`` leaves closed over) becomes an argument."""
+    closed, out_shape = jax.make_jaxpr(fun, return_shape=True)(example)
+    traced = [isinstance(c, jax.core.Tracer) for c in closed.consts]
+    fixed = [c for c, t in zip(closed.consts, traced) if not t]
+    out_tree = jax.tree.structure(out_shape)
+
+    def g(c, *hoisted):
+        given, kept = iter(hoisted), iter(fixed)
+        consts = [next(given) if t else next(kept) for t in traced]
+        out = jex.core.jaxpr_as_fun(jex.core.ClosedJaxpr(closed.jaxpr, consts))(*jax.tree.leaves(c))
+        return jax.tree.unflatten(out_tree, out)
+
+    return g, [c for c, t in zip(closed.consts, traced) if t]
+
+
+class _Loop:
+    """The loop of one :func:`while_loop` call: ``cond(c, *consts[:num_cond])``,
+    ``body(c, *consts[num_cond:])``; ``one`` runs it for one lane, ``batch(n)`` for a batch of n."""
+
+    def __init__(self, cond: Callable, body: Callable, num_cond: int, batched_iterations: int):
+        self.cond = lambda c, k: cond(c, *k[:num_cond])
+        self.body = lambda c, k: body(c, *k[num_cond:])
+        self.batched_iterations = batched_iterations
+        self._batches: dict[int, Callable] = {}
+
+        @custom_vmap
+        def one(args):
+            return self.alone(*args)
+
+        @one.def_vmap
+        def rule(axis_size, in_batched, args):
+            return _batched_result(self.batch(axis_size)(_broadcast(args, in_batched[0], axis_size)))
+
+        self.one = one
+
+    def alone(self, c, k):
+        """The plain loop on one lane's carry ``c`` and operands ``k``."""
+        return jax.lax.while_loop(lambda c: self.cond(c, k), lambda c: self.body(c, k), c)
+
+    def batch(self, n: int) -> Callable:
+        """The loop on a batch of ``n`` lanes (every array with a leading axis n), as a function whose own
+        ``vmap`` merges the new axis into the batch."""
+        if n not in self._batches:
+            self._batches[n] = self._make_batch(n)
+        return self._batches[n]
+
+    def _make_batch(self, n: int) -> Callable:
+
+        @custom_vmap
+        def batch(args):
+            c, k = args
+            for _ in range(self.batched_iterations):
+                keep = jax.vmap(self.cond)(c, k)
+                stepped = jax.vmap(self.body)(c, k)
+                c = jax.tree.map(lambda new, old: _where_lanes(keep, new, old), stepped, c)
+
+            def any_running(s):
+                return jnp.any(s[1])
+
+            def next_lane(s):
+                c, running = s
+                i = jnp.argmax(running)
+                lane = lambda a: jax.lax.dynamic_index_in_dim(a, i, keepdims=False)
+                done = self.alone(jax.tree.map(lane, c), jax.tree.map(lane, k))
+                c = jax.tree.map(lambda a, b: jax.lax.dynamic_update_index_in_dim(a, b, i, 0), c, done)
+                return c, running.at[i].set(False)
+
+            c, _ = jax.lax.while_loop(any_running, next_lane, (c, jax.vmap(self.cond)(c, k)))
+            return c
+
+        @batch.def_vmap
+        def merge(m, in_batched, args):
+            args = _broadcast(args, in_batched[0], m)
+            flat = jax.tree.map(lambda a: a.reshape((m * n,) + a.shape[2:]), args)
+            out = self.batch(m * n)(flat)
+            return _batched_result(jax.tree.map(lambda a: a.reshape((m, n) + a.shape[1:]), out))
+
+        return batch
+
+
+def _broadcast(tree, batched, size: int):
+    """Every leaf of ``tree`` with a leading batch axis of ``size`` (added where ``batched`` says not)."""
+    return jax.tree.map(lambda a, b: a if b else jnp.broadcast_to(a, (size,) + jnp.shape(a)), tree, batched)
+
+
+def _batched_result(out):
+    """A custom_vmap rule's result: ``out``, every leaf batched."""
+    return out, jax.tree.map(lambda _: True, out)
+
+
+def _where_lanes(keep, new, old):
+    """``new`` in the lanes where ``keep`` `[n]`, else ``old``."""
+    return jnp.where(keep.reshape(keep.shape + (1,) * (new.ndim - 1)), new, old)

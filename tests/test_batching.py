@@ -1,0 +1,170 @@
+"""batching.while_loop: under vmap inside stragglers_one_by_one, the first iterations batched and then the
+lanes still running one by one — the plain loop's results, bitwise, with the stragglers run unbatched."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.extend as jex
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxbandit as jb
+from jaxbandit.agents import robust_regression as rr
+from jaxbandit.core import batching
+
+
+def newton_sqrt(a, scale, limit, batched_iterations=1):
+    """√a by Newton's method from a, to a relative residual of 1e-6: 1–14 iterations by lane. Closes over
+    a batched float (``a``), a batched integer (``limit``) and an unbatched float (``scale``)."""
+
+    def cond(c):
+        x, k = c
+        return (k < limit) & (jnp.abs(x * x - a) > 1e-6 * a)
+
+    def body(c):
+        x, k = c
+        return (0.5 * (x + a / x)) * scale, k + 1
+
+    return batching.while_loop(cond, body, (a, jnp.int32(0)), batched_iterations=batched_iterations)
+
+
+def _while_carries(jaxpr, depth=0, found=None):
+    """(nesting depth, carry shapes) of every while loop in ``jaxpr``, inner loops included."""
+    found = [] if found is None else found
+    for eqn in jaxpr.eqns:
+        inner = depth
+        if eqn.primitive.name == "while":
+            found.append((depth, tuple(v.aval.shape for v in eqn.params["body_jaxpr"].jaxpr.outvars)))
+            inner = depth + 1
+        for sub in jex.core.jaxprs_in_params(eqn.params):
+            _while_carries(sub, inner, found)
+    return found
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    a = 10.0 ** rng.uniform(-3, 6, (3, 7))
+    a[0, :2] = 1.0, 1.001  # done at once, done after one iteration
+    a = jnp.asarray(a, jnp.float32)
+    limit = jnp.asarray(rng.integers(3, 30, (3, 7)), jnp.int32)
+    return a, limit
+
+
+@pytest.mark.parametrize("batched_iterations", [0, 1, 3])
+def test_stragglers_one_by_one_give_the_plain_loops_results_and_run_unbatched(batched_iterations):
+    a, limit = _inputs()
+    loop = functools.partial(newton_sqrt, batched_iterations=batched_iterations)
+    expected = jax.jit(jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0)))(a, 1.0, limit)
+    # new functions: jit and make_jaxpr reuse a trace made outside the context
+    loop = functools.partial(newton_sqrt, batched_iterations=batched_iterations)
+    two_vmaps = jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0))
+    with batching.stragglers_one_by_one():
+        got = jax.jit(two_vmaps)(a, 1.0, limit)
+        one_vmap = jax.jit(jax.vmap(loop, (0, None, 0)))(a[1], 1.0, limit[1])
+        jaxpr = jax.make_jaxpr(two_vmaps)(a, 1.0, limit).jaxpr
+        alone = jax.jit(loop)(a[2, 3], 1.0, limit[2, 3])
+    iterations = np.asarray(expected[1])
+    assert iterations.min() <= 1 and iterations.max() > 3  # stragglers past every batched count
+    for e, g in zip(expected, got):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+    for e, g in zip(expected, one_vmap):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e)[1])
+    for e, g in zip(expected, alone):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e)[2, 3])
+    # the two vmaps are one batch of 21 lanes; the stragglers' loop runs inside the loop over them, on
+    # one lane's scalars
+    print(_while_carries(jaxpr))
+    assert _while_carries(jaxpr) == [(0, ((21,), (21,), (21,))), (1, ((), ()))]
+
+
+def test_outside_the_context_the_loop_is_lax_while_loop():
+    a, limit = _inputs()
+    f = jax.vmap(jax.vmap(functools.partial(newton_sqrt), (0, None, 0)), (0, None, 0))
+    loops = _while_carries(jax.make_jaxpr(f)(a, 1.0, limit).jaxpr)
+    assert loops == [(0, ((3, 7), (3, 7)))]
+
+
+def test_lanes_that_never_run_and_batches_done_in_the_batched_iterations():
+    a, limit = _inputs()
+    f = jax.jit(jax.vmap(functools.partial(newton_sqrt), (0, None, 0)))
+    zero = jnp.zeros_like(limit[0])  # no lane runs
+    with batching.stragglers_one_by_one():
+        got = f(a[0], 1.0, zero)
+        short = f(a[0], 1.0, jnp.ones_like(zero))  # every lane done after the batched iteration
+    np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(a[0]))
+    np.testing.assert_array_equal(np.asarray(got[1]), 0)
+    np.testing.assert_array_equal(np.asarray(short[0]), np.asarray(0.5 * (a[0] + 1.0)))
+
+
+def test_refits_of_a_batch_are_bitwise_the_plain_loops_with_the_same_passes():
+    """robust_regression.solve (GAdaOFUL's and Heavy-OFUL's refit) on lanes with different histories and
+    warm starts: some take several Newton iterations and line-search halvings, most one."""
+    rng = np.random.default_rng(3)
+    lanes, d, horizon = 12, 4, 40
+    hist = rr.History(
+        XT=jnp.asarray(rng.normal(size=(lanes, d, horizon)), jnp.float32),
+        r=jnp.asarray(rng.standard_t(2.0, size=(lanes, horizon)), jnp.float32),
+        sigma=jnp.asarray(rng.uniform(0.5, 2.0, size=(lanes, horizon)), jnp.float32),
+        tau=jnp.asarray(rng.uniform(0.2, 3.0, size=(lanes, horizon)), jnp.float32),
+        filled=jnp.asarray(rng.integers(1, horizon + 1, lanes), jnp.int32),
+    )
+    theta0 = jnp.asarray(rng.normal(size=(lanes, d)) * rng.choice([0.0, 0.01, 3.0], (lanes, 1)), jnp.float32)
+
+    def refit(th, h):
+        start = rr.evaluate(th, h, 0.5, rr.pseudo_huber)
+        return rr.solve(start, h, 0.5, 1.0, rr.pseudo_huber)
+
+    # every other lane warm-started at its solution: done within one pass
+    solved = jax.jit(jax.vmap(refit))(theta0, hist).theta
+    theta0 = jnp.where((jnp.arange(lanes) % 2 == 0)[:, None], solved, theta0)
+    expected = jax.jit(jax.vmap(refit))(theta0, hist)
+    with batching.stragglers_one_by_one():
+        got = jax.jit(jax.vmap(lambda th, h: refit(th, h)))(theta0, hist)
+    passes = np.asarray(expected.passes)
+    assert passes.min() <= 1 < passes.max()
+    for e, g in zip(jax.tree.leaves(expected), jax.tree.leaves(got)):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+
+
+def test_a_sweep_runs_stragglers_one_by_one_on_one_cpu_device_unless_told_not_to(monkeypatch):
+    from jaxbandit.runner import sweep as sweep_module
+
+    entered = []
+    real = batching.stragglers_one_by_one
+
+    def spy(enabled=True):
+        entered.append(enabled)
+        return real(enabled)
+
+    monkeypatch.setattr(batching, "stragglers_one_by_one", spy)
+    make_env = lambda p: jb.envs.linear(
+        3, 4, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(0.0)
+    )
+    grid = {"C": [0.0]}
+    run = lambda: jb.sweep(lambda p: jb.gadaoful(6, 3, nu=1.5, corruption=p["C"]), make_env, grid, horizon=6)
+    run()
+    assert entered and all(entered)
+    entered.clear()
+    monkeypatch.setattr(sweep_module, "STRAGGLERS_ONE_BY_ONE", False)
+    run()
+    assert entered and not any(entered)
+    monkeypatch.setattr(sweep_module, "STRAGGLERS_ONE_BY_ONE", "yes")
+    with pytest.raises(ValueError, match="STRAGGLERS_ONE_BY_ONE='yes' is invalid"):
+        run()
+
+
+def test_bad_arguments_are_named():
+    body = lambda c: c + 1
+    with pytest.raises(ValueError, match=r"cond_fun=1 is invalid: it must be a function"):
+        batching.while_loop(1, body, 0)
+    with pytest.raises(ValueError, match=r"body_fun=None is invalid"):
+        batching.while_loop(lambda c: c < 3, None, 0)
+    for bad in (-1, True, 1.5):
+        with pytest.raises(ValueError, match="batched_iterations"):
+            batching.while_loop(lambda c: c < 3, body, 0, batched_iterations=bad)
+    with pytest.raises(ValueError, match="enabled"):
+        with batching.stragglers_one_by_one("yes"):
+            pass
