@@ -57,6 +57,20 @@ def x64():
         yield
 
 
+def record_context(monkeypatch, module, name) -> list:
+    """Replace the context manager ``module.name(enabled=True)`` by one that also appends each ``enabled``
+    it is entered with to the returned list (which contexts a traced program was built in)."""
+    entered = []
+    real = getattr(module, name)
+
+    def spy(enabled=True):
+        entered.append(enabled)
+        return real(enabled)
+
+    monkeypatch.setattr(module, name, spy)
+    return entered
+
+
 def random_stream(seed, T, K, d, noise="t3"):
     """θ* and contexts on unit spheres, and a noise vector, from NumPy (independent of jaxbandit)."""
     rng = np.random.default_rng(seed)

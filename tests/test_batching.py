@@ -10,13 +10,14 @@ import jax.extend as jex
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import record_context
 
 import jaxbandit as jb
 from jaxbandit.agents import robust_regression as rr
 from jaxbandit.core import batching
 
 
-def newton_sqrt(a, scale, limit, batched_iterations=1):
+def newton_sqrt(a, scale, limit, straggler_fraction=0.25):
     """√a by Newton's method from a, to a relative residual of 1e-6: 1–14 iterations by lane. Closes over
     a batched float (``a``), a batched integer (``limit``) and an unbatched float (``scale``)."""
 
@@ -28,7 +29,7 @@ def newton_sqrt(a, scale, limit, batched_iterations=1):
         x, k = c
         return (0.5 * (x + a / x)) * scale, k + 1
 
-    return batching.while_loop(cond, body, (a, jnp.int32(0)), batched_iterations=batched_iterations)
+    return batching.while_loop(cond, body, (a, jnp.int32(0)), straggler_fraction=straggler_fraction)
 
 
 def _while_carries(jaxpr, depth=0, found=None):
@@ -53,13 +54,13 @@ def _inputs():
     return a, limit
 
 
-@pytest.mark.parametrize("batched_iterations", [0, 1, 3])
-def test_stragglers_one_by_one_give_the_plain_loops_results_and_run_unbatched(batched_iterations):
+@pytest.mark.parametrize("fraction", [0.0, 0.25, 0.5, 1.0])
+def test_stragglers_one_by_one_give_the_plain_loops_results_and_run_unbatched(fraction):
     a, limit = _inputs()
-    loop = functools.partial(newton_sqrt, batched_iterations=batched_iterations)
+    loop = functools.partial(newton_sqrt, straggler_fraction=fraction)
     expected = jax.jit(jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0)))(a, 1.0, limit)
     # new functions: jit and make_jaxpr reuse a trace made outside the context
-    loop = functools.partial(newton_sqrt, batched_iterations=batched_iterations)
+    loop = functools.partial(newton_sqrt, straggler_fraction=fraction)
     two_vmaps = jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0))
     with batching.stragglers_one_by_one():
         got = jax.jit(two_vmaps)(a, 1.0, limit)
@@ -67,17 +68,16 @@ def test_stragglers_one_by_one_give_the_plain_loops_results_and_run_unbatched(ba
         jaxpr = jax.make_jaxpr(two_vmaps)(a, 1.0, limit).jaxpr
         alone = jax.jit(loop)(a[2, 3], 1.0, limit[2, 3])
     iterations = np.asarray(expected[1])
-    assert iterations.min() <= 1 and iterations.max() > 3  # stragglers past every batched count
+    assert iterations.min() <= 1 and iterations.max() > 3
     for e, g in zip(expected, got):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
     for e, g in zip(expected, one_vmap):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e)[1])
     for e, g in zip(expected, alone):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e)[2, 3])
-    # the two vmaps are one batch of 21 lanes; the stragglers' loop runs inside the loop over them, on
-    # one lane's scalars
-    print(_while_carries(jaxpr))
-    assert _while_carries(jaxpr) == [(0, ((21,), (21,), (21,))), (1, ((), ()))]
+    # the two vmaps are one batch of 21 lanes: a batched loop, then the stragglers' loop inside the loop
+    # over them, on one lane's scalars
+    assert _while_carries(jaxpr) == [(0, ((21,), (21,))), (0, ((21,), (21,), (21,))), (1, ((), ()))]
 
 
 def test_outside_the_context_the_loop_is_lax_while_loop():
@@ -87,7 +87,7 @@ def test_outside_the_context_the_loop_is_lax_while_loop():
     assert loops == [(0, ((3, 7), (3, 7)))]
 
 
-def test_lanes_that_never_run_and_batches_done_in_the_batched_iterations():
+def test_lanes_that_never_run_and_lanes_done_after_one_iteration():
     a, limit = _inputs()
     f = jax.jit(jax.vmap(functools.partial(newton_sqrt), (0, None, 0)))
     zero = jnp.zeros_like(limit[0])  # no lane runs
@@ -132,14 +132,7 @@ def test_refits_of_a_batch_are_bitwise_the_plain_loops_with_the_same_passes():
 def test_a_sweep_runs_stragglers_one_by_one_on_one_cpu_device_unless_told_not_to(monkeypatch):
     from jaxbandit.runner import sweep as sweep_module
 
-    entered = []
-    real = batching.stragglers_one_by_one
-
-    def spy(enabled=True):
-        entered.append(enabled)
-        return real(enabled)
-
-    monkeypatch.setattr(batching, "stragglers_one_by_one", spy)
+    entered = record_context(monkeypatch, batching, "stragglers_one_by_one")
     make_env = lambda p: jb.envs.linear(
         3, 4, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(0.0)
     )
@@ -162,9 +155,9 @@ def test_bad_arguments_are_named():
         batching.while_loop(1, body, 0)
     with pytest.raises(ValueError, match=r"body_fun=None is invalid"):
         batching.while_loop(lambda c: c < 3, None, 0)
-    for bad in (-1, True, 1.5):
-        with pytest.raises(ValueError, match="batched_iterations"):
-            batching.while_loop(lambda c: c < 3, body, 0, batched_iterations=bad)
+    for bad in (-0.1, 1.5, True, "half", float("nan"), None):
+        with pytest.raises(ValueError, match="straggler_fraction"):
+            batching.while_loop(lambda c: c < 3, body, 0, straggler_fraction=bad)
     with pytest.raises(ValueError, match="enabled"):
         with batching.stragglers_one_by_one("yes"):
             pass

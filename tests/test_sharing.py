@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import record_context
 
 import jaxbandit as jb
 from jaxbandit.runner import sharing
@@ -174,14 +175,7 @@ def test_lapack_runs_one_matrix_a_call_where_several_calls_could_run_at_once(mon
     matrix a call (``linalg.lapack``). That the bits stay: the lockstep test above."""
     from jaxbandit.core import linalg
 
-    entered = []
-    real = linalg.lapack_per_matrix
-
-    def spy(enabled=True):
-        entered.append(enabled)
-        return real(enabled)
-
-    monkeypatch.setattr(linalg, "lapack_per_matrix", spy)
+    entered = record_context(monkeypatch, linalg, "lapack_per_matrix")
     tofu = lambda p: jb.tofu(4, D, eps=1.0, nu=1.5)
     kw = dict(horizon=4, seeds=1, record=4)
     grid = {k: [v] for k, v in POINT.items()}

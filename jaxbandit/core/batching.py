@@ -9,9 +9,10 @@ the batch as many full iterations as its slowest lane needs. GAdaOFUL's warm-sta
 500-lane batch, each a pass and a 10 × 10 ``eigh`` for every lane.
 
 :func:`while_loop` is ``lax.while_loop`` for one run. Under ``vmap`` inside :func:`stragglers_one_by_one`,
-its batching rule runs the first ``batched_iterations`` iterations for the whole batch, as
-``lax.while_loop`` would, and then the lanes still running one by one, each alone to its end (a loop
-over them: take the first lane still running out of the batch, run its loop unbatched, write it back).
+its batching rule iterates the whole batch, as ``lax.while_loop`` would, while more than a fraction
+(``straggler_fraction``) of its lanes is running, and then runs the stragglers one by one, each alone to
+its end (a loop over them: take the first lane still running out of the batch, run its loop unbatched,
+write it back).
 Nested ``vmap`` s are one batch of all their lanes. Every lane runs the same iterations on the same
 values as in the plain loop, so the results are the plain loop's wherever the body computes a lane the
 same alone and in a batch (as the library's refits do for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``).
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -52,22 +54,27 @@ def stragglers_one_by_one(enabled: bool = True) -> Iterator[None]:
         _ONE_BY_ONE.reset(token)
 
 
-def while_loop(cond_fun: Callable, body_fun: Callable, init_val: Any, *, batched_iterations: int = 1) -> Any:
+def while_loop(
+    cond_fun: Callable, body_fun: Callable, init_val: Any, *, straggler_fraction: float = 0.25
+) -> Any:
     """``lax.while_loop(cond_fun, body_fun, init_val)`` for one run; under ``vmap`` inside
-    :func:`stragglers_one_by_one`, its first ``batched_iterations`` iterations for the whole batch and
-    then each lane that is still running alone (module docstring). ``cond_fun`` and ``body_fun`` may close
-    over batched values."""
+    :func:`stragglers_one_by_one`, iterations of the whole batch while more than ``straggler_fraction``
+    of its lanes is running, then each lane still running alone (module docstring). 0 is the plain
+    batched loop, 1 every lane alone. ``cond_fun`` and ``body_fun`` may close over batched values."""
     if not callable(cond_fun) or not callable(body_fun):
         bad = "cond_fun" if not callable(cond_fun) else "body_fun"
         value = cond_fun if bad == "cond_fun" else body_fun
         raise ValueError(f"{bad}={value!r} is invalid: it must be a function of the loop's carry")
-    batched_iterations = V.check_int("batched_iterations", batched_iterations, low=0)
+    fraction = straggler_fraction
+    if isinstance(fraction, bool) or V.is_traced(fraction):
+        raise ValueError(f"straggler_fraction={fraction!r} is invalid: it must be a number in [0, 1]")
+    fraction = float(V.check_range("straggler_fraction", fraction, 0.0, 1.0, required=True))
     if not _ONE_BY_ONE.get():
         return jax.lax.while_loop(cond_fun, body_fun, init_val)
     # What the functions close over becomes explicit operands: a custom_vmap rule sees only its arguments.
     cond_h, cond_consts = _hoisted(cond_fun, init_val)
     body_h, body_consts = _hoisted(body_fun, init_val)
-    loop = _Loop(cond_h, body_h, len(cond_consts), batched_iterations)
+    loop = _Loop(cond_h, body_h, len(cond_consts), fraction)
     return loop.one((init_val, (*cond_consts, *body_consts)))
 
 
@@ -92,10 +99,10 @@ class _Loop:
     """The loop of one :func:`while_loop` call: ``cond(c, *consts[:num_cond])``,
     ``body(c, *consts[num_cond:])``; ``one`` runs it for one lane, ``batch(n)`` for a batch of n."""
 
-    def __init__(self, cond: Callable, body: Callable, num_cond: int, batched_iterations: int):
+    def __init__(self, cond: Callable, body: Callable, num_cond: int, straggler_fraction: float):
         self.cond = lambda c, k: cond(c, *k[:num_cond])
         self.body = lambda c, k: body(c, *k[num_cond:])
-        self.batched_iterations = batched_iterations
+        self.straggler_fraction = straggler_fraction
         self._batches: dict[int, Callable] = {}
 
         @custom_vmap
@@ -124,10 +131,17 @@ class _Loop:
         @custom_vmap
         def batch(args):
             c, k = args
-            for _ in range(self.batched_iterations):
+            stragglers = math.floor(self.straggler_fraction * n)
+
+            def many_running(c):
+                return jnp.count_nonzero(jax.vmap(self.cond)(c, k)) > stragglers
+
+            def batched_iteration(c):
                 keep = jax.vmap(self.cond)(c, k)
                 stepped = jax.vmap(self.body)(c, k)
-                c = jax.tree.map(lambda new, old: _where_lanes(keep, new, old), stepped, c)
+                return jax.tree.map(lambda new, old: _where_lanes(keep, new, old), stepped, c)
+
+            c = jax.lax.while_loop(many_running, batched_iteration, c)
 
             def any_running(s):
                 return jnp.any(s[1])
