@@ -443,10 +443,10 @@ def solve(
     halves. Under ``vmap`` the loop runs until every lane has stopped (lanes that have stopped are
     left unchanged), so a backtracking lane costs the others one pass per halving, and a batch whose
     lanes all accept the unit step pays nothing for the line search — except inside
-    ``batching.stragglers_one_by_one()`` (``jb.sweep`` on one CPU device), where the lanes still going
-    after the first iteration finish one by one, alone (``batching.while_loop``; the same bits for
-    d ≤ ``linalg.DOT_UNROLL_MAX_DIM``, where a lane computes the same alone and in a batch, and the
-    plain loop above that).
+    ``batching.stragglers_one_by_one()`` (``jb.sweep`` on one CPU device), where the last lanes still
+    going (a quarter of the batch or fewer) finish one by one, alone (``batching.while_loop``; the
+    same bits for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``, where a lane computes the same alone and in a
+    batch, and the plain loop above that).
     """
     dtype = point.theta.dtype
     reg = jnp.asarray(reg, dtype)

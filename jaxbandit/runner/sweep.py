@@ -239,10 +239,10 @@ def _runs_minor() -> bool:
     return jax.default_backend() == "gpu" if RUNS_MINOR is None else V.check_flag("RUNS_MINOR", RUNS_MINOR)
 
 
-#: Whether a chunk's solver loops (``batching.while_loop``: GAdaOFUL's and Heavy-OFUL's refits) run the
-#: lanes still going after their first iteration one by one; None: the default (one CPU device: yes; a
-#: GPU or several devices: no). The same values either way. 2-core CPU: GAdaOFUL's Figure 1 tuning sweep
-#: (500 runs) 1.3–1.8× as fast (``benchmarks/stragglers.py``).
+#: Whether a chunk's solver loops (``batching.while_loop``: GAdaOFUL's and Heavy-OFUL's refits) run their
+#: last lanes still going one by one; None: the default (one CPU device: yes; a GPU or several devices:
+#: no). The same values either way. 2-core CPU: GAdaOFUL's Figure 1 tuning sweep (500 runs × T = 1000)
+#: 1.13–1.18× as fast (``benchmarks/stragglers.py``).
 STRAGGLERS_ONE_BY_ONE: bool | None = None
 
 
