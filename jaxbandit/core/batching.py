@@ -12,10 +12,9 @@ the batch as many full iterations as its slowest lane needs. GAdaOFUL's warm-sta
 its batching rule iterates the whole batch, as ``lax.while_loop`` would, while more than a fraction
 (``straggler_fraction``) of its lanes is running, and then runs the stragglers one by one, each alone to
 its end (a loop over them: take the first lane still running out of the batch, run its loop unbatched,
-write it back).
-Nested ``vmap`` s are one batch of all their lanes. Every lane runs the same iterations on the same
-values as in the plain loop, so the results are the plain loop's wherever the body computes a lane the
-same alone and in a batch (as the library's refits do for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``).
+write it back). Nested ``vmap`` s are one batch of all their lanes. Every lane runs the same iterations
+on the same values as in the plain loop, so the results are the plain loop's wherever the body computes
+a lane the same alone and in a batch (as the library's refits do for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``).
 
 It suits a CPU, where a lane alone costs about its share of a batched iteration; a GPU would run one lane
 at a time with the rest of the device idle, and a batch sharded over devices would gather each lane
@@ -44,9 +43,9 @@ _ONE_BY_ONE = contextvars.ContextVar("jaxbandit_stragglers_one_by_one", default=
 
 @contextlib.contextmanager
 def stragglers_one_by_one(enabled: bool = True) -> Iterator[None]:
-    """Within it, the :func:`while_loop` s that a traced program makes run, under ``vmap``, their first
-    iterations batched and then each lane still running alone. ``jb.sweep`` traces its rounds so on one
-    CPU device."""
+    """Within it, the :func:`while_loop` s that a traced program makes run, under ``vmap``, batched while
+    many lanes are running and then each lane still running alone. ``jb.sweep`` traces its rounds so on
+    one CPU device. A function jitted before is not traced again: the context applies to new traces."""
     token = _ONE_BY_ONE.set(V.check_flag("enabled", enabled))
     try:
         yield
