@@ -2,10 +2,11 @@
 in one process.
 
 GAdaOFUL's and Heavy-OFUL's refits are ``while`` loops that almost every run leaves after one iteration;
-batched, the loop runs until its slowest lane stops. ``jb.sweep`` runs the lanes still going after the
-first iteration one by one on one CPU device (``jaxbandit.runner.sweep.STRAGGLERS_ONE_BY_ONE``). Each
-sweep below runs both ways (and with the previous code, ``--previous``, loaded beside the current one),
-compiled, timed on later calls interleaved (best of ``--repeats``), compared bitwise:
+batched, the loop runs until its slowest lane stops. ``jb.sweep`` runs the last lanes still going (a
+quarter of the batch or fewer) one by one on one CPU device
+(``jaxbandit.runner.sweep.STRAGGLERS_ONE_BY_ONE``). Each sweep below runs both ways (and with the
+previous code, ``--previous``, loaded beside the current one), compiled, timed on later calls
+interleaved (best of ``--repeats``), compared bitwise:
 
 - GAdaOFUL's Figure 1 tuning sweep for one noise setting (Student-t(3)): its 25 constants × C ∈
   {0, 100} × ``--seeds`` seeds, T = ``--horizon``;

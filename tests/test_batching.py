@@ -75,9 +75,9 @@ def test_stragglers_one_by_one_give_the_plain_loops_results_and_run_unbatched(fr
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e)[1])
     for e, g in zip(expected, alone):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e)[2, 3])
-    # the two vmaps are one batch of 21 lanes: a batched loop, then the stragglers' loop inside the loop
-    # over them, on one lane's scalars
-    assert _while_carries(jaxpr) == [(0, ((21,), (21,))), (0, ((21,), (21,), (21,))), (1, ((), ()))]
+    # the two vmaps are one batch of 21 lanes: a batched loop (carry and which lanes run), then the
+    # stragglers' loop inside the loop over them, on one lane's scalars
+    assert _while_carries(jaxpr) == [(0, ((21,), (21,), (21,))), (0, ((21,), (21,), (21,))), (1, ((), ()))]
 
 
 def test_outside_the_context_the_loop_is_lax_while_loop():

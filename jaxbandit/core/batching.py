@@ -131,16 +131,18 @@ class _Loop:
         def batch(args):
             c, k = args
             stragglers = math.floor(self.straggler_fraction * n)
+            # (carry, which lanes are running): the condition is evaluated once per lane and iteration
 
-            def many_running(c):
-                return jnp.count_nonzero(jax.vmap(self.cond)(c, k)) > stragglers
+            def many_running(s):
+                return jnp.count_nonzero(s[1]) > stragglers
 
-            def batched_iteration(c):
-                keep = jax.vmap(self.cond)(c, k)
+            def batched_iteration(s):
+                c, running = s
                 stepped = jax.vmap(self.body)(c, k)
-                return jax.tree.map(lambda new, old: _where_lanes(keep, new, old), stepped, c)
+                c = jax.tree.map(lambda new, old: _where_lanes(running, new, old), stepped, c)
+                return c, jax.vmap(self.cond)(c, k)
 
-            c = jax.lax.while_loop(many_running, batched_iteration, c)
+            s = jax.lax.while_loop(many_running, batched_iteration, (c, jax.vmap(self.cond)(c, k)))
 
             def any_running(s):
                 return jnp.any(s[1])
@@ -153,7 +155,7 @@ class _Loop:
                 c = jax.tree.map(lambda a, b: jax.lax.dynamic_update_index_in_dim(a, b, i, 0), c, done)
                 return c, running.at[i].set(False)
 
-            c, _ = jax.lax.while_loop(any_running, next_lane, (c, jax.vmap(self.cond)(c, k)))
+            c, _ = jax.lax.while_loop(any_running, next_lane, s)
             return c
 
         @batch.def_vmap

@@ -150,8 +150,8 @@ def _run_chunk(
     `[..., S, G]` (see ``RUNS_MINOR``). ``lapack_per_matrix``: the algorithms' LAPACK calls run one matrix
     per call (``linalg.lapack_per_matrix``; set where several could run at once on a CPU's thread pool:
     several CPU devices, or several algorithms in lockstep). ``stragglers_one_by_one``: the algorithms'
-    solver loops (``batching.while_loop``) run the lanes still going after an iteration one by one
-    (set on one CPU device). The same values every way."""
+    solver loops (``batching.while_loop``) run their last lanes still going one by one (set on one CPU
+    device). The same values every way."""
 
     def draw(sp, round_key, theta_star, t) -> Round:
         stream = make_env(_point(layout, sp, agent_params[0])).stream
