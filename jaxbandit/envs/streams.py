@@ -6,6 +6,8 @@ learner faces it, however its rounds are chunked, and whatever else shares its b
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -21,8 +23,19 @@ Array = jax.Array
 
 
 def uniform_sphere(key, shape, radius) -> Array:
-    """Points uniform on the sphere of ``radius`` in ℝ^d: ``shape`` `[..., d]`."""
-    g = jax.random.normal(key, shape, dtype=float_dtype())
+    """Points uniform on the sphere of ``radius`` in ℝ^d: ``shape`` `[..., d]`, g/‖g‖ scaled, for
+    g = ``jax.random.normal(key, shape)``.
+
+    g is computed as ``jax.random.normal`` computes it (√2·erf⁻¹ of uniforms on (−1, 1)), the same
+    numbers bitwise (tested), except that the uniforms are drawn as one flat vector and then shaped: JAX's
+    random bits of a shape are those of its flat index (threefry in both modes, rbg), and XLA:CPU compiles the
+    bit generator's loop on `[streams, K, d]` with d = 10 into code that took LLVM about a second, on a
+    flat vector a tenth of that (``benchmarks/compile_time.py``). Shaping the normals instead would fuse
+    the transform differently and round the points differently."""
+    dtype = float_dtype()
+    lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
+    u = jax.random.uniform(key, (math.prod(shape),), dtype, lo, 1.0).reshape(shape)
+    g = np.array(np.sqrt(2), dtype) * jax.lax.erf_inv(u)
     return as_float(radius) * g / norm(g)[..., None]
 
 

@@ -1,0 +1,32 @@
+"""The exogenous streams' draws against JAX's own samplers."""
+
+import jax
+import numpy as np
+import pytest
+
+from jaxbandit.core.linalg import norm
+from jaxbandit.envs.streams import uniform_sphere
+
+
+def _reference_sphere(key, shape, radius):
+    """``radius`` · g/‖g‖ for g = ``jax.random.normal(key, shape)``: the sphere as the paper defines it."""
+    g = jax.random.normal(key, shape, dtype=jax.dtypes.canonicalize_dtype(np.float64))
+    return radius * g / norm(g)[..., None]
+
+
+@pytest.mark.parametrize("shape", [(20, 10), (10,), (3, 4, 5)])
+@pytest.mark.parametrize(("precision", "partitionable"), [("float32", True), ("float64", False)])
+def test_uniform_sphere_is_jax_normal_normalised_bitwise(shape, precision, partitionable):
+    """The flat draw of the uniforms under the normals gives jax.random.normal's numbers, op by op and in
+    a jitted vmap (where the transform's fusion decides the rounding of the sphere's points), in both
+    threefry modes."""
+    with jax.enable_x64(precision == "float64"), jax.threefry_partitionable(partitionable):
+        keys = jax.random.split(jax.random.key(7), 3)
+        got = jax.jit(jax.vmap(lambda k: uniform_sphere(k, shape, 2.0)))(keys)
+        want = jax.jit(jax.vmap(lambda k: _reference_sphere(k, shape, 2.0)))(keys)
+        assert got.dtype == np.dtype(precision)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        np.testing.assert_array_equal(
+            np.asarray(uniform_sphere(keys[0], shape, 2.0)),
+            np.asarray(_reference_sphere(keys[0], shape, 2.0)),
+        )
