@@ -1,4 +1,4 @@
-"""What calling LAPACK one matrix at a time costs (``jaxbandit.core.linalg.lapack``), in one process.
+"""What calling LAPACK one matrix at a time costs (``jaxbandit.core.batching.lapack``), in one process.
 
 ``jb.sweep`` traces the algorithms' LAPACK calls one matrix per call where several batched calls could
 run at once on a CPU (several CPU devices, or several algorithms in lockstep): jaxlib 0.10's batched
@@ -18,7 +18,7 @@ import common
 import numpy as np
 
 import jaxbandit as jb
-from jaxbandit.core import linalg
+from jaxbandit.core import batching
 
 
 def algorithms(T: int) -> dict:
@@ -43,7 +43,7 @@ def main(argv=None):
     rows = []
     for name, alg in algorithms(args.horizon).items():
         batched = common.batched_runner(alg, env, args.horizon, args.lanes)
-        with linalg.lapack_per_matrix():
+        with batching.lapack_per_matrix():
             per_matrix = common.batched_runner(alg, env, args.horizon, args.lanes)
         best = common.interleaved_best({"batched": batched, "per_matrix": per_matrix}, args.repeats)
         rows.append(

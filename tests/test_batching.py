@@ -1,5 +1,7 @@
-"""batching.while_loop: under vmap inside stragglers_one_by_one, the first iterations batched and then the
-lanes still running one by one — the plain loop's results, bitwise, with the stragglers run unbatched."""
+"""The batching rules: batching.while_loop under vmap inside stragglers_one_by_one (the first iterations
+batched and then the lanes still running one by one — the plain loop's results, bitwise, with the
+stragglers run unbatched), and batching.lapack inside lapack_per_matrix (one matrix a call, the same
+bits)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import record_context
+from test_linalg import random_spd
 
 import jaxbandit as jb
 from jaxbandit.agents import robust_regression as rr
@@ -161,3 +164,64 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="enabled"):
         with batching.stragglers_one_by_one("yes"):
             pass
+
+
+def _operand_shapes(jaxpr, primitive: str) -> list[tuple]:
+    """The operand shapes of every ``primitive`` equation in ``jaxpr``, its loops' bodies included."""
+    shapes = []
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == primitive:
+            shapes += [tuple(v.aval.shape) for v in eqn.invars]
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, (tuple, list)) else (param,):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    shapes += _operand_shapes(inner, primitive)
+    return shapes
+
+
+@pytest.mark.parametrize(
+    "name, fn, primitive",
+    [
+        ("eigh", lambda A, b: batching.lapack(jnp.linalg.eigh, A), "eigh"),
+        ("cholesky", lambda A, b: batching.lapack(jnp.linalg.cholesky, A), "cholesky"),
+        (
+            "triangular solve, right-hand side shared",
+            lambda A, b: batching.lapack(
+                functools.partial(jax.scipy.linalg.solve_triangular, lower=True), jnp.linalg.cholesky(A), b
+            ),
+            "triangular_solve",
+        ),
+    ],
+)
+def test_lapack_per_matrix_calls_the_routine_one_matrix_at_a_time_with_the_same_bits(name, fn, primitive):
+    """Under two vmaps (streams, lanes), ``batching.lapack`` is one batched call `[3, 5, d, d]`; inside
+    ``lapack_per_matrix()`` every call takes one `[d, d]` matrix (the batch is a loop), and the results are
+    bitwise the batched call's (the same routine on the same matrices)."""
+    rng = np.random.default_rng(0)
+    A = jnp.asarray(np.stack([[random_spd(rng, 4, 50.0) for _ in range(5)] for _ in range(3)]), jnp.float32)
+    b = jnp.asarray(rng.normal(size=4), jnp.float32)  # shared by the batch (not batched)
+    batched = lambda: jax.vmap(jax.vmap(fn, in_axes=(0, None)), in_axes=(0, None))
+    assert set(_operand_shapes(jax.make_jaxpr(batched())(A, b).jaxpr, primitive)) >= {(3, 5, 4, 4)}
+    expected = jax.jit(batched())(A, b)
+    with batching.lapack_per_matrix():
+        shapes = _operand_shapes(jax.make_jaxpr(batched())(A, b).jaxpr, primitive)
+        got = jax.jit(batched())(A, b)
+    assert shapes and all(len(s) <= 2 for s in shapes), shapes  # [d, d], [d] or [d, 1]: one matrix
+    for g, e in zip(jax.tree.leaves(got), jax.tree.leaves(expected)):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+
+
+def test_lapack_names_a_bad_argument():
+    with pytest.raises(ValueError, match=r"fn='eigh' is invalid: it must be a LAPACK routine"):
+        batching.lapack("eigh", jnp.eye(2))
+    with pytest.raises(ValueError, match=r"enabled='yes' is invalid: it must be True or False"):
+        with batching.lapack_per_matrix("yes"):
+            pass
+
+
+def test_linalg_keeps_the_lapack_names():
+    """The LAPACK rule's names moved from ``linalg`` to ``batching``; the old public names still work."""
+    from jaxbandit.core import linalg
+
+    assert linalg.lapack is batching.lapack and linalg.lapack_per_matrix is batching.lapack_per_matrix

@@ -139,7 +139,7 @@ def test_two_process_cluster_equals_one_process(tmp_path):
 def test_batched_lapack_on_two_cpu_devices_finishes_and_equals_one(tmp_path):
     """Heavy-OFUL (an eigendecomposition a round) over 2 CPU devices on this machine's thread pool: with one
     batched LAPACK call per device, jaxlib 0.10 split both over the pool's threads and waited on them
-    there, so on 2 cores the job never finished (it did not, before ``linalg.lapack``). It finishes, and
+    there, so on 2 cores the job never finished (it did not, before ``batching.lapack``). It finishes, and
     equals the same sweep on one device bitwise."""
     sys.path.insert(0, str(JOB.parent))
     try:

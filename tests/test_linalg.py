@@ -1,7 +1,5 @@
 """Shared linear algebra: Sherman–Morrison against a direct inverse, the V-norm projection's KKT."""
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,7 +8,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from reference import project_v_ball
 
-from jaxbandit.core import linalg
 from jaxbandit.core.linalg import (
     argmax_lowest,
     ellipsoid_norm,
@@ -315,57 +312,3 @@ def test_ellipsoid_ball_scores_match_slsqp(x64):
                 else "both"
             )
     assert cases == {"ellipsoid", "ball", "both"}
-
-
-def _operand_shapes(jaxpr, primitive: str) -> list[tuple]:
-    """The operand shapes of every ``primitive`` equation in ``jaxpr``, its loops' bodies included."""
-    shapes = []
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name == primitive:
-            shapes += [tuple(v.aval.shape) for v in eqn.invars]
-        for param in eqn.params.values():
-            for sub in param if isinstance(param, (tuple, list)) else (param,):
-                inner = getattr(sub, "jaxpr", sub)
-                if hasattr(inner, "eqns"):
-                    shapes += _operand_shapes(inner, primitive)
-    return shapes
-
-
-@pytest.mark.parametrize(
-    "name, fn, primitive",
-    [
-        ("eigh", lambda A, b: linalg.lapack(jnp.linalg.eigh, A), "eigh"),
-        ("cholesky", lambda A, b: linalg.lapack(jnp.linalg.cholesky, A), "cholesky"),
-        (
-            "triangular solve, right-hand side shared",
-            lambda A, b: linalg.lapack(
-                functools.partial(jax.scipy.linalg.solve_triangular, lower=True), jnp.linalg.cholesky(A), b
-            ),
-            "triangular_solve",
-        ),
-    ],
-)
-def test_lapack_per_matrix_calls_the_routine_one_matrix_at_a_time_with_the_same_bits(name, fn, primitive):
-    """Under two vmaps (streams, lanes), ``linalg.lapack`` is one batched call `[3, 5, d, d]`; inside
-    ``lapack_per_matrix()`` every call takes one `[d, d]` matrix (the batch is a loop), and the results are
-    bitwise the batched call's (the same routine on the same matrices)."""
-    rng = np.random.default_rng(0)
-    A = jnp.asarray(np.stack([[random_spd(rng, 4, 50.0) for _ in range(5)] for _ in range(3)]), jnp.float32)
-    b = jnp.asarray(rng.normal(size=4), jnp.float32)  # shared by the batch (not batched)
-    batched = lambda: jax.vmap(jax.vmap(fn, in_axes=(0, None)), in_axes=(0, None))
-    assert set(_operand_shapes(jax.make_jaxpr(batched())(A, b).jaxpr, primitive)) >= {(3, 5, 4, 4)}
-    expected = jax.jit(batched())(A, b)
-    with linalg.lapack_per_matrix():
-        shapes = _operand_shapes(jax.make_jaxpr(batched())(A, b).jaxpr, primitive)
-        got = jax.jit(batched())(A, b)
-    assert shapes and all(len(s) <= 2 for s in shapes), shapes  # [d, d], [d] or [d, 1]: one matrix
-    for g, e in zip(jax.tree.leaves(got), jax.tree.leaves(expected)):
-        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
-
-
-def test_lapack_names_a_bad_argument():
-    with pytest.raises(ValueError, match=r"fn='eigh' is invalid: it must be a LAPACK routine"):
-        linalg.lapack("eigh", jnp.eye(2))
-    with pytest.raises(ValueError, match=r"enabled='yes' is invalid: it must be True or False"):
-        with linalg.lapack_per_matrix("yes"):
-            pass

@@ -172,10 +172,10 @@ def test_lapack_runs_one_matrix_a_call_where_several_calls_could_run_at_once(mon
     """On one CPU device, one algorithm's program makes one batched LAPACK call at a time; algorithms in
     lockstep could make several at once, which jaxlib 0.10 let take every thread of the pool and hang
     (GAdaOFUL with Heavy-OFUL, 256 runs, T = 100, on 2 cores), so their program is traced with LAPACK one
-    matrix a call (``linalg.lapack``). That the bits stay: the lockstep test above."""
-    from jaxbandit.core import linalg
+    matrix a call (``batching.lapack``). That the bits stay: the lockstep test above."""
+    from jaxbandit.core import batching
 
-    entered = record_context(monkeypatch, linalg, "lapack_per_matrix")
+    entered = record_context(monkeypatch, batching, "lapack_per_matrix")
     tofu = lambda p: jb.tofu(4, D, eps=1.0, nu=1.5)
     kw = dict(horizon=4, seeds=1, record=4)
     grid = {k: [v] for k, v in POINT.items()}

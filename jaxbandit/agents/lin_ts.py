@@ -29,6 +29,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from ..core import validation as V
+from ..core.batching import lapack
 from ..core.dtypes import as_float, float_dtype
 from ..core.linalg import (
     UNROLL_MAX_DIM,
@@ -37,7 +38,6 @@ from ..core.linalg import (
     clamp_reward,
     dot,
     keep_finite,
-    lapack,
     matvec,
     sherman_morrison,
 )

@@ -410,7 +410,7 @@ def _direction(point: Point, reg, radius, projection_iters: int):
     LAPACK call (syevd) per matrix, the same routine on the same bits alone or in a batch (checked bitwise
     on batches of 2–12 SPD matrices of d = 3, 10, 20, float32 and float64)."""
     H = point.hess
-    h, Q = linalg.lapack(jnp.linalg.eigh, 0.5 * (H + H.T))
+    h, Q = batching.lapack(jnp.linalg.eigh, 0.5 * (H + H.T))
     h = jnp.maximum(h, reg)  # H ⪰ reg·I exactly
     newton_point = point.theta - rounded_matvec(Q, rounded_matvec(Q.T, point.grad) / h)
     target = project_ball_eig(h, Q, newton_point, radius, projection_iters)

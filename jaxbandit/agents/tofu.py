@@ -27,8 +27,9 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from ..core import validation as V
+from ..core.batching import lapack
 from ..core.dtypes import as_float, float_dtype
-from ..core.linalg import clamp_reward, lapack, matvec, select_ucb, sherman_morrison
+from ..core.linalg import clamp_reward, matvec, select_ucb, sherman_morrison
 from ..core.types import Algorithm
 from . import registry
 from . import robust_regression as rr

@@ -1,12 +1,13 @@
-"""A ``while`` loop whose lanes stop at different times, batched so that the batch does not wait for its
-slowest lane.
+"""Batching rules that ``jb.sweep`` chooses for its programs on a CPU: how a ``vmap`` batch runs a solver
+loop whose lanes stop at different times, and its LAPACK calls. Each is traced in a context
+(:func:`stragglers_one_by_one`, :func:`lapack_per_matrix`) and gives the same values every way.
 
-Under ``vmap``, ``lax.while_loop`` with a condition that depends on the lane runs until every lane has
-stopped: each iteration computes the body for the whole batch and keeps the lanes that have stopped as
-they were. A loop that almost every lane leaves after one iteration, and a few after several, then costs
-the batch as many full iterations as its slowest lane needs. GAdaOFUL's warm-started refit is such a loop
-(``robust_regression.solve``): 1.0 passes over the history a lane and round, but 1.4–1.9 iterations of a
-500-lane batch, each a pass and a 10 × 10 ``eigh`` for every lane.
+Stragglers. Under ``vmap``, ``lax.while_loop`` with a condition that depends on the lane runs until every
+lane has stopped: each iteration computes the body for the whole batch and keeps the lanes that have
+stopped as they were. A loop that almost every lane leaves after one iteration, and a few after several,
+then costs the batch as many full iterations as its slowest lane needs. GAdaOFUL's warm-started refit is
+such a loop (``robust_regression.solve``): 1.0 passes over the history a lane and round, but 1.4–1.9
+iterations of a 500-lane batch, each a pass and a 10 × 10 ``eigh`` for every lane.
 
 :func:`while_loop` is ``lax.while_loop`` for one run. Under ``vmap`` inside :func:`stragglers_one_by_one`,
 its batching rule iterates the whole batch, as ``lax.while_loop`` would, while more than a fraction
@@ -19,6 +20,10 @@ a lane the same alone and in a batch (as the library's refits do for d ≤ ``lin
 It suits a CPU, where a lane alone costs about its share of a batched iteration; a GPU would run one lane
 at a time with the rest of the device idle, and a batch sharded over devices would gather each lane
 across them. ``jb.sweep`` enables it on one CPU device.
+
+LAPACK. :func:`lapack` is one batched LAPACK call under ``vmap``, or inside :func:`lapack_per_matrix` a
+loop of calls on one matrix each (the same routine on the same matrices: the same bits), which
+``jb.sweep`` chooses wherever several batched calls could run at once on a CPU's thread pool.
 """
 
 from __future__ import annotations
@@ -36,21 +41,76 @@ from jax.custom_batching import custom_vmap
 
 from . import validation as V
 
+Array = jax.Array
+
 #: Whether :func:`while_loop` runs its stragglers one by one under ``vmap`` (set by
 #: :func:`stragglers_one_by_one` while a program is traced).
 _ONE_BY_ONE = contextvars.ContextVar("jaxbandit_stragglers_one_by_one", default=False)
+#: Whether a ``vmap`` batch of :func:`lapack` calls runs one matrix per call (set by
+#: :func:`lapack_per_matrix` while a program is traced).
+_LAPACK_PER_MATRIX = contextvars.ContextVar("jaxbandit_lapack_per_matrix", default=False)
 
 
 @contextlib.contextmanager
-def stragglers_one_by_one(enabled: bool = True) -> Iterator[None]:
-    """Within it, the :func:`while_loop` s that a traced program makes run, under ``vmap``, batched while
-    many lanes are running and then each lane still running alone. ``jb.sweep`` traces its rounds so on
-    one CPU device. A function jitted before is not traced again: the context applies to new traces."""
-    token = _ONE_BY_ONE.set(V.check_flag("enabled", enabled))
+def _rule_enabled(rule: contextvars.ContextVar, enabled) -> Iterator[None]:
+    """``rule`` set to ``enabled`` (checked to be a bool) for the programs traced within."""
+    token = rule.set(V.check_flag("enabled", enabled))
     try:
         yield
     finally:
-        _ONE_BY_ONE.reset(token)
+        rule.reset(token)
+
+
+def stragglers_one_by_one(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within it, the :func:`while_loop` s that a traced program makes run, under ``vmap``, batched while
+    many lanes are running and then each lane still running alone. ``jb.sweep`` traces its rounds so on
+    one CPU device. A function jitted before is not traced again: the context applies to new traces."""
+    return _rule_enabled(_ONE_BY_ONE, enabled)
+
+
+def lapack_per_matrix(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
+    """Within it, the :func:`lapack` calls that a traced program makes run one matrix per call under
+    ``vmap``. ``jb.sweep`` traces its rounds so where several such calls could run at once on a CPU:
+    several CPU devices of one process, or several algorithms in lockstep (see :func:`lapack`)."""
+    return _rule_enabled(_LAPACK_PER_MATRIX, enabled)
+
+
+def lapack(fn: Callable, *args: Array) -> Any:
+    """``fn(*args)``: a LAPACK routine (``jnp.linalg.eigh``, ``jnp.linalg.cholesky``, a triangular
+    solve) on one run's operands.
+
+    Under ``vmap`` it is one batched LAPACK call, except inside :func:`lapack_per_matrix`, where the batch
+    runs as a loop (``lax.map``) of calls on one matrix each: the same routine on the same matrices, so
+    the same bits, at about the same speed (0.94–1.06× the time of GAdaOFUL, Heavy-OFUL and TOFU runs on
+    2 cores, ``benchmarks/lapack_per_matrix.py``).
+
+    Why: jaxlib 0.10's CPU kernels split a large batch (64 matrices of 10 × 10; 32 were not split) over
+    XLA's intra-op thread pool (a thread per core) and block the calling pool thread until the pieces are
+    done. As many such calls at once as the pool has threads leave no thread to run the pieces, and the
+    program never finishes: on 2 cores, a GAdaOFUL sweep of 128 runs over 2 CPU devices hung so, and so
+    did GAdaOFUL and Heavy-OFUL in lockstep on one device (256 runs, T = 100; every pool thread's stack in
+    ``ParallelBatchMap``). A call on one matrix is not split."""
+    if not callable(fn):
+        raise ValueError(f"fn={fn!r} is invalid: it must be a LAPACK routine to call, e.g. jnp.linalg.eigh")
+    if not _LAPACK_PER_MATRIX.get():
+        return fn(*args)
+
+    @custom_vmap
+    def one(*xs):
+        return fn(*xs)
+
+    @one.def_vmap
+    def per_matrix(axis_size, in_batched, *xs):
+        batched = [x for x, b in zip(xs, in_batched) if b]
+
+        def call(ys):
+            it = iter(ys)
+            return one(*(next(it) if b else x for x, b in zip(xs, in_batched)))
+
+        out = jax.lax.map(call, batched)
+        return out, jax.tree.map(lambda _: True, out)
+
+    return one(*args)
 
 
 def while_loop(

@@ -2,79 +2,22 @@
 
 Every function is written for one run (no batch axis) and is jit- and vmap-safe: no Python branching on
 values, bounded iteration counts. ``A`` always denotes an inverse Gram matrix V⁻¹ `[d, d]` (symmetric
-positive definite).
+positive definite). LAPACK routines are called through ``batching.lapack`` (also importable from
+here, with ``lapack_per_matrix``, as before).
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax.custom_batching import custom_vmap
 
-from . import validation as V
+from .batching import lapack as lapack
+from .batching import lapack_per_matrix as lapack_per_matrix
 
 Array = jax.Array
-
-
-#: Whether a ``vmap`` batch of :func:`lapack` calls runs one matrix per call (set by
-#: :func:`lapack_per_matrix` while a program is traced).
-_LAPACK_PER_MATRIX = contextvars.ContextVar("jaxbandit_lapack_per_matrix", default=False)
-
-
-@contextlib.contextmanager
-def lapack_per_matrix(enabled: bool = True) -> Iterator[None]:
-    """Within it, the :func:`lapack` calls that a traced program makes run one matrix per call under
-    ``vmap``. ``jb.sweep`` traces its rounds so where several such calls could run at once on a CPU:
-    several CPU devices of one process, or several algorithms in lockstep (see :func:`lapack`)."""
-    token = _LAPACK_PER_MATRIX.set(V.check_flag("enabled", enabled))
-    try:
-        yield
-    finally:
-        _LAPACK_PER_MATRIX.reset(token)
-
-
-def lapack(fn: Callable, *args: Array) -> Any:
-    """``fn(*args)``: a LAPACK routine (``jnp.linalg.eigh``, ``jnp.linalg.cholesky``, a triangular
-    solve) on one run's operands.
-
-    Under ``vmap`` it is one batched LAPACK call, except inside :func:`lapack_per_matrix`, where the batch
-    runs as a loop (``lax.map``) of calls on one matrix each: the same routine on the same matrices, so
-    the same bits, at about the same speed (0.94–1.06× the time of GAdaOFUL, Heavy-OFUL and TOFU runs on
-    2 cores, ``benchmarks/lapack_per_matrix.py``).
-
-    Why: jaxlib 0.10's CPU kernels split a large batch (64 matrices of 10 × 10; 32 were not split) over
-    XLA's intra-op thread pool (a thread per core) and block the calling pool thread until the pieces are
-    done. As many such calls at once as the pool has threads leave no thread to run the pieces, and the
-    program never finishes: on 2 cores, a GAdaOFUL sweep of 128 runs over 2 CPU devices hung so, and so
-    did GAdaOFUL and Heavy-OFUL in lockstep on one device (256 runs, T = 100; every pool thread's stack in
-    ``ParallelBatchMap``). A call on one matrix is not split."""
-    if not callable(fn):
-        raise ValueError(f"fn={fn!r} is invalid: it must be a LAPACK routine to call, e.g. jnp.linalg.eigh")
-    if not _LAPACK_PER_MATRIX.get():
-        return fn(*args)
-
-    @custom_vmap
-    def one(*xs):
-        return fn(*xs)
-
-    @one.def_vmap
-    def per_matrix(axis_size, in_batched, *xs):
-        batched = [x for x, b in zip(xs, in_batched) if b]
-
-        def call(ys):
-            it = iter(ys)
-            return one(*(next(it) if b else x for x, b in zip(xs, in_batched)))
-
-        out = jax.lax.map(call, batched)
-        return out, jax.tree.map(lambda _: True, out)
-
-    return one(*args)
 
 
 #: Up to this dimension, sums over the last axis (dot products, matrix–vector products, norms) are

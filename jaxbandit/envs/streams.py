@@ -35,7 +35,7 @@ def uniform_sphere(key, shape, radius) -> Array:
     dtype = float_dtype()
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
     u = jax.random.uniform(key, (math.prod(shape),), dtype, lo, 1.0).reshape(shape)
-    g = np.array(np.sqrt(2), dtype) * jax.lax.erf_inv(u)
+    g = jax.lax.mul(np.array(np.sqrt(2), dtype), jax.lax.erf_inv(u))
     return as_float(radius) * g / norm(g)[..., None]
 
 

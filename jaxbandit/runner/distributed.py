@@ -27,7 +27,7 @@ def run_mesh(devices=None) -> Mesh | None:
 
 def local_cpu_devices(mesh: Mesh | None) -> int:
     """How many CPU devices of this process run the sweep's runs (``mesh`` None: the default device). They
-    share one intra-op thread pool (see ``jaxbandit.core.linalg.lapack``)."""
+    share one intra-op thread pool (see ``jaxbandit.core.batching.lapack``)."""
     if mesh is None:
         return int(jax.default_backend() == "cpu")
     local = [d for d in mesh.devices.flat if d.process_index == jax.process_index()]

@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..core import batching, linalg
+from ..core import batching
 from ..core import validation as V
 from ..core.dtypes import float_dtype
 from ..core.types import Algorithm, Environment, EnvState, Round
@@ -148,7 +148,7 @@ def _run_chunk(
     it (left to itself, XLA fuses the contexts' arithmetic into every lane's UCB sums, each lane computing
     it again: a 16-point grid ran 1.5× slower so). ``runs_minor``: the rounds carry the lanes' states
     `[..., S, G]` (see ``RUNS_MINOR``). ``lapack_per_matrix``: the algorithms' LAPACK calls run one matrix
-    per call (``linalg.lapack_per_matrix``; set where several could run at once on a CPU's thread pool:
+    per call (``batching.lapack_per_matrix``; set where several could run at once on a CPU's thread pool:
     several CPU devices, or several algorithms in lockstep). ``stragglers_one_by_one``: the algorithms'
     solver loops (``batching.while_loop``) run their last lanes still going one by one (set on one CPU
     device). The same values every way."""
@@ -182,7 +182,7 @@ def _run_chunk(
 
         # the algorithms are traced here
         with (
-            linalg.lapack_per_matrix(lapack_per_matrix),
+            batching.lapack_per_matrix(lapack_per_matrix),
             batching.stragglers_one_by_one(stragglers_one_by_one),
         ):
             lanes, out = jax.vmap(per_lane)(agent_params, c.lanes)
