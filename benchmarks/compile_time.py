@@ -3,7 +3,10 @@
 Each measurement is a fresh Python process (no persistent compilation cache) that imports the library and
 runs a 2 × 2-point sweep (C ∈ {0, 100} × two ``beta_scale`` values, 2 seeds, T = 200) of one algorithm in
 the paper's environment, then the same sweep at new grid values. ``first`` is the first call (tracing,
-compilation and running); ``again`` the second call (cached: running only); ``compile`` = first − again.
+compilation and running); ``again`` the second call (cached: running only); ``compile`` = first − again;
+``trace``, ``lower`` and ``xla``: the first call's seconds of tracing to jaxprs, lowering to StableHLO and
+XLA's compilation (``jax.monitoring``'s events, summed over its programs; a jitted function traced inside
+another is counted in both traces, so ``trace`` is an upper bound).
 The processes of the two versions alternate, ``--repeats`` times each, and the table shows the medians.
 Target (issue 12), 2-core CPU: CR-Hvt-UCB compile ≤ 2 s.
 
@@ -20,10 +23,25 @@ import sys
 import time
 
 import common
+import jax
 import numpy as np
+
+#: jax.monitoring events of a compilation, by the column they add to.
+PHASES = {
+    "/jax/core/compile/jaxpr_trace_duration": "trace",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration": "lower",
+    "/jax/core/compile/backend_compile_duration": "xla",
+}
 
 
 def child(which: str, previous: str, algorithm: str) -> None:
+    phases = dict.fromkeys(PHASES.values(), 0.0)
+
+    def record(event: str, seconds: float, **_) -> None:
+        if event in PHASES:
+            phases[PHASES[event]] += seconds
+
+    jax.monitoring.register_event_duration_secs_listener(record)
     t0 = time.perf_counter()
     lib = common.load_previous(previous) if which == "previous" else __import__("jaxbandit")
     imported = time.perf_counter() - t0
@@ -37,12 +55,13 @@ def child(which: str, previous: str, algorithm: str) -> None:
     def make_env(p):
         return lib.envs.linear(d, K, noise=lib.noise.student_t(3.0), corruption=lib.corruption.flip(p["C"]))
 
-    times = []
+    times, first_phases = [], {}
     for grid in ({"C": [0.0, 100.0], "b": [1e-4, 1e-3]}, {"C": [0.0, 50.0], "b": [1e-4, 1e-2]}):
         t = time.perf_counter()
         lib.sweep(make_alg, make_env, grid, horizon=T, seeds=2, record=10)
         times.append(time.perf_counter() - t)
-    print(json.dumps({"import": imported, "first": times[0], "again": times[1]}))
+        first_phases = first_phases or dict(phases)
+    print(json.dumps({"import": imported, "first": times[0], "again": times[1], **first_phases}))
 
 
 def main(argv=None):
@@ -66,14 +85,15 @@ def main(argv=None):
         for which, rs in runs.items():
             first = float(np.median([r["first"] for r in rs]))
             again = float(np.median([r["again"] for r in rs]))
-            rows.append(
-                dict(algorithm=algorithm, code=which, first=first, again=again, compile=first - again)
-            )
+            split = {k: float(np.median([r.get(k, np.nan) for r in rs])) for k in PHASES.values()}
+            row = dict(algorithm=algorithm, code=which, first=first, again=again, compile=first - again)
+            rows.append({**row, **split})
             print(f"{algorithm} {which}: first {first:.2f} s, again {again:.2f} s", flush=True)
     print(f"\nprevious = {args.previous}; medians of {args.repeats} fresh processes\n")
     common.print_table(
         rows,
-        [("algorithm", ""), ("code", ""), ("first", ".2f"), ("again", ".2f"), ("compile", ".2f")],
+        [("algorithm", ""), ("code", ""), ("first", ".2f"), ("again", ".2f"), ("compile", ".2f")]
+        + [(k, ".2f") for k in PHASES.values()],
     )
     path = common.write_json("compile_time", {"rows": rows, "previous": args.previous})
     print(f"\nwrote {path}")
