@@ -107,8 +107,7 @@ def lapack(fn: Callable, *args: Array) -> Any:
             it = iter(ys)
             return one(*(next(it) if b else x for x, b in zip(xs, in_batched)))
 
-        out = jax.lax.map(call, batched)
-        return out, jax.tree.map(lambda _: True, out)
+        return _batched_result(jax.lax.map(call, batched))
 
     return one(*args)
 
