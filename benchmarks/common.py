@@ -48,10 +48,11 @@ def load_previous(rev: str):
     return importlib.import_module("jaxbandit_previous")
 
 
-def null_agent() -> Algorithm:
+def null_agent(lib=jb) -> Algorithm:
     """Pulls arm 0 and only sums its rewards: with it a simulation costs exactly the environment's own
-    sampling (contexts, noise, adversary) — the bound no simulator of this setting can beat."""
-    return Algorithm(
+    sampling (contexts, noise, adversary) — the bound no simulator of this setting can beat. ``lib``: the
+    package whose ``Algorithm`` it is (the previous code's, from :func:`load_previous`)."""
+    return lib.Algorithm(
         init=lambda: jnp.zeros(()), select=lambda s, X: jnp.int32(0), update=lambda s, x, r, nu: s + r
     )
 

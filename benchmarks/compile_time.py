@@ -2,15 +2,17 @@
 
 Each measurement is a fresh Python process (no persistent compilation cache) that imports the library and
 runs a 2 × 2-point sweep (C ∈ {0, 100} × two ``beta_scale`` values, 2 seeds, T = 200) of one algorithm in
-the paper's environment, then the same sweep at new grid values. ``first`` is the first call (tracing,
-compilation and running); ``again`` the second call (cached: running only); ``compile`` = first − again;
+the paper's environment, then the same sweep at new grid values. ``null``: the do-nothing agent of
+``common.null_agent``, i.e. the environment's own share, which any algorithm's sweep compiles at least.
+``first`` is the first call (tracing, compilation and running); ``again`` the second call (cached:
+running only); ``compile`` = first − again;
 ``trace``, ``lower`` and ``xla``: the first call's seconds of tracing to jaxprs, lowering to StableHLO and
 XLA's compilation (``jax.monitoring``'s events, summed over its programs; a jitted function traced inside
 another is counted in both traces, so ``trace`` is an upper bound).
 The processes of the two versions alternate, ``--repeats`` times each, and the table shows the medians.
 Target (issue 12), 2-core CPU: CR-Hvt-UCB compile ≤ 2 s.
 
-    python benchmarks/compile_time.py [--previous 5f1eb40] [--repeats 3] [--algorithms cr_hvt_ucb oful]
+    python benchmarks/compile_time.py [--previous 5f1eb40] [--repeats 3] [--algorithms cr_hvt_ucb oful null]
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ def child(which: str, previous: str, algorithm: str) -> None:
     T, d, K = 200, common.D, common.K
 
     def make_alg(p):
+        if algorithm == "null":
+            return common.null_agent(lib)
         if algorithm == "cr_hvt_ucb":
             return lib.cr_hvt_ucb(T, d, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["b"])
         return lib.oful(T, d, beta_scale=p["b"])
@@ -68,7 +72,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--previous", default="5f1eb40", help="git revision of the previous code")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--algorithms", nargs="+", default=["cr_hvt_ucb", "oful"])
+    names = ["cr_hvt_ucb", "oful", "null"]
+    parser.add_argument("--algorithms", nargs="+", default=names, choices=names)
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
