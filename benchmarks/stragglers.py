@@ -2,7 +2,9 @@
 in one process.
 
 GAdaOFUL's and Heavy-OFUL's refits are ``while`` loops that almost every run leaves after one iteration;
-batched, the loop runs until its slowest lane stops. ``jb.sweep`` runs the last lanes still going (a
+the projection of CR-Hvt-UCB (and OMD-GLB), ``linalg.project_ball_in_metric``, one that most runs never
+enter (about 2 % of a run's rounds leave the ball in the paper's setting); batched, a loop runs until its
+slowest lane stops. ``jb.sweep`` runs the last lanes still going (a
 quarter of the batch or fewer) one by one on one CPU device
 (``jaxbandit.runner.sweep.STRAGGLERS_ONE_BY_ONE``). Each sweep below runs both ways (and with the
 previous code, ``--previous``, loaded beside the current one), compiled, timed on later calls
@@ -10,7 +12,8 @@ interleaved (best of ``--repeats``), compared bitwise:
 
 - GAdaOFUL's Figure 1 tuning sweep for one noise setting (Student-t(3)): its 25 constants × C ∈
   {0, 100} × ``--seeds`` seeds, T = ``--horizon``;
-- Heavy-OFUL (theory constants) in the paper's environment, C ∈ {0, 100} × ``--seeds`` × 25 seeds.
+- Heavy-OFUL (theory constants) in the paper's environment, C ∈ {0, 100} × ``--seeds`` × 25 seeds;
+- CR-Hvt-UCB in the paper's environment, 16 ``beta_scale`` values × C ∈ {0, 100} × ``--seeds`` seeds.
 
     python benchmarks/stragglers.py [--horizon 1000] [--seeds 10] [--repeats 2] [--previous b9550e1]
 """
@@ -62,6 +65,20 @@ def heavy_oful_sweep(lib, horizon: int, seeds: int):
     )
 
 
+def cr_grid_sweep(lib, horizon: int, seeds: int):
+    """CR-Hvt-UCB in the paper's environment, 16 ``beta_scale`` values × C ∈ {0, 100} × ``seeds`` seeds."""
+
+    def make_alg(p):
+        return lib.cr_hvt_ucb(
+            horizon, common.D, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"]
+        )
+
+    grid = {"C": [0.0, 100.0], "beta_scale": np.logspace(-6, 0, 16).tolist()}
+    return lambda: (
+        lib.sweep(make_alg, _paper_env(lib), grid, horizon=horizon, seeds=seeds, progress=False).final_regret
+    )
+
+
 def with_flag(lib, value, fn):
     """``fn`` run with ``lib``'s ``STRAGGLERS_ONE_BY_ONE`` set to ``value``."""
     module = importlib.import_module(f"{lib.__name__}.runner.sweep")
@@ -85,7 +102,12 @@ def main(argv=None):
     args = parser.parse_args(argv)
     jb = common.jb
     rows = []
-    for name, sweep in (("GAdaOFUL tuning sweep", tuning_sweep), ("Heavy-OFUL", heavy_oful_sweep)):
+    sweeps = (
+        ("GAdaOFUL tuning sweep", tuning_sweep),
+        ("Heavy-OFUL", heavy_oful_sweep),
+        ("CR-Hvt-UCB grid", cr_grid_sweep),
+    )
+    for name, sweep in sweeps:
         fns = {
             "batched": with_flag(jb, False, sweep(jb, args.horizon, args.seeds)),
             "one_by_one": with_flag(jb, None, sweep(jb, args.horizon, args.seeds)),

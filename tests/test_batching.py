@@ -1,7 +1,7 @@
 """The batching rules: batching.while_loop under vmap inside stragglers_one_by_one (the first iterations
 batched and then the lanes still running one by one — the plain loop's results, bitwise, with the
-stragglers run unbatched), and batching.lapack inside lapack_per_matrix (one matrix a call, the same
-bits)."""
+stragglers run unbatched; the robust regressions' refits and the projection onto the ball), and
+batching.lapack inside lapack_per_matrix (one matrix a call, the same bits)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from jaxbandit.agents import robust_regression as rr
 from jaxbandit.core import batching
 
 
-def newton_sqrt(a, scale, limit, straggler_fraction=0.25):
+def newton_sqrt(a, scale, limit, straggler_fraction=0.25, straggler_group=1):
     """√a by Newton's method from a, to a relative residual of 1e-6: 1–14 iterations by lane. Closes over
     a batched float (``a``), a batched integer (``limit``) and an unbatched float (``scale``)."""
 
@@ -32,7 +32,9 @@ def newton_sqrt(a, scale, limit, straggler_fraction=0.25):
         x, k = c
         return (0.5 * (x + a / x)) * scale, k + 1
 
-    return batching.while_loop(cond, body, (a, jnp.int32(0)), straggler_fraction=straggler_fraction)
+    return batching.while_loop(
+        cond, body, (a, jnp.int32(0)), straggler_fraction=straggler_fraction, straggler_group=straggler_group
+    )
 
 
 def _while_carries(jaxpr, depth=0, found=None):
@@ -81,6 +83,29 @@ def test_stragglers_one_by_one_give_the_plain_loops_results_and_run_unbatched(fr
     # the two vmaps are one batch of 21 lanes: a batched loop (carry and which lanes run), then the
     # stragglers' loop inside the loop over them, on one lane's scalars
     assert _while_carries(jaxpr) == [(0, ((21,), (21,), (21,))), (0, ((21,), (21,), (21,))), (1, ((), ()))]
+
+
+@pytest.mark.parametrize("fraction, group", [(0.25, 3), (1.0, 4), (1.0, 21), (0.5, 64)])
+def test_stragglers_in_groups_give_the_plain_loops_results(fraction, group):
+    """The stragglers taken ``group`` at a time (a batched loop over each group, the last one filled up
+    with a lane that has stopped), 21 lanes of 1–14 iterations: the plain loop's bits."""
+    a, limit = _inputs()
+    loop = functools.partial(newton_sqrt, straggler_fraction=fraction, straggler_group=group)
+    expected = jax.jit(jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0)))(a, 1.0, limit)
+    loop = functools.partial(newton_sqrt, straggler_fraction=fraction, straggler_group=group)
+    two_vmaps = jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0))
+    with batching.stragglers_one_by_one():
+        got = jax.jit(two_vmaps)(a, 1.0, limit)
+        jaxpr = jax.make_jaxpr(two_vmaps)(a, 1.0, limit).jaxpr
+    for e, g in zip(expected, got):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+    # the batched loop, the loop over groups, and inside it the loop of one group (at most 21 lanes)
+    lanes = min(group, 21)
+    assert _while_carries(jaxpr) == [
+        (0, ((21,), (21,), (21,))),
+        (0, ((21,), (21,), (21,))),
+        (1, ((lanes,), (lanes,))),
+    ]
 
 
 def test_outside_the_context_the_loop_is_lax_while_loop():
@@ -132,6 +157,43 @@ def test_refits_of_a_batch_are_bitwise_the_plain_loops_with_the_same_passes():
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
 
 
+def _projection_inputs():
+    """16 lanes of ``project_ball_in_metric``'s arguments (d = 10): 12 inside the ball, one barely outside,
+    three far outside with an ill-conditioned V (many Newton iterations)."""
+    rng = np.random.default_rng(5)
+    lanes, d = 16, 10
+    conds = [2.0] * 13 + [1e3] * 3
+    A = np.stack([np.linalg.inv(random_spd(rng, d, c)) for c in conds])
+    tt = rng.normal(size=(lanes, d))
+    scales = [0.5] * 12 + [1.001, 50.0, 50.0, 20.0]
+    tt = tt * np.asarray(scales)[:, None] / np.linalg.norm(tt, axis=1, keepdims=True)
+    A = jnp.asarray((A + np.swapaxes(A, 1, 2)) / 2, jnp.float32)
+    return jnp.asarray(tt, jnp.float32), A
+
+
+def test_projections_of_a_batch_are_bitwise_the_plain_loops_with_the_runs_outside_in_groups():
+    """linalg.project_ball_in_metric (CR-Hvt-UCB's and OMD-GLB's projection): a batch whose few lanes
+    outside the ball iterate in a group of their own gives the plain batched loop's bits. The choice is
+    part of the jitted projection's cache key: a trace made outside the context is not reused inside it,
+    nor the reverse."""
+    tt, A = _projection_inputs()
+    project = lambda t, a: jb.linalg.project_ball_in_metric(t, a, 1.0)
+    plain = jax.jit(jax.vmap(project))
+    expected = plain(tt, A)
+    with batching.stragglers_one_by_one():
+        got = jax.jit(jax.vmap(lambda t, a: project(t, a)))(tt, A)
+        inside = _while_carries(jax.make_jaxpr(jax.vmap(project))(tt, A).jaxpr)
+    outside = _while_carries(jax.make_jaxpr(jax.vmap(project))(tt, A).jaxpr)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(expected))
+    norms = np.linalg.norm(np.asarray(got, np.float64), axis=1)
+    assert np.all(norms[12:] <= 1.0 + 1e-6) and np.all(norms[12:] > 0.99)
+    np.testing.assert_array_equal(np.asarray(got)[:12], np.asarray(tt)[:12])
+    # (counter, μ, θ, converged): batched, then the loop over the stragglers' groups of 16 lanes
+    batched = ((16,), (16,), (16, 10), (16,))
+    assert inside == [(0, (*batched, (16,))), (0, (*batched, (16,))), (1, batched)]
+    assert outside == [(0, batched)]
+
+
 def test_a_sweep_runs_stragglers_one_by_one_on_one_cpu_device_unless_told_not_to(monkeypatch):
     from jaxbandit.runner import sweep as sweep_module
 
@@ -161,6 +223,9 @@ def test_bad_arguments_are_named():
     for bad in (-0.1, 1.5, True, "half", float("nan"), None):
         with pytest.raises(ValueError, match="straggler_fraction"):
             batching.while_loop(lambda c: c < 3, body, 0, straggler_fraction=bad)
+    for bad in (0, -2, 1.5, True, "4"):
+        with pytest.raises(ValueError, match="straggler_group"):
+            batching.while_loop(lambda c: c < 3, body, 0, straggler_group=bad)
     with pytest.raises(ValueError, match="enabled"):
         with batching.stragglers_one_by_one("yes"):
             pass

@@ -13,11 +13,15 @@ iterations of a 500-lane batch, each a pass and a 10 × 10 ``eigh`` for every la
 its batching rule iterates the whole batch, as ``lax.while_loop`` would, while more than a fraction
 (``straggler_fraction``) of its lanes is running, and then runs the stragglers one by one, each alone to
 its end (a loop over them: take the first lane still running out of the batch, run its loop unbatched,
-write it back). Nested ``vmap`` s are one batch of all their lanes. Every lane runs the same iterations
-on the same values as in the plain loop, so the results are the plain loop's wherever the body computes
-a lane the same alone and in a batch (as the library's refits do for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``).
+write it back) — or ``straggler_group`` at a time, a batched loop over each group. One by one suits a
+body whose cost is its arithmetic (a refit's pass over the history); groups a body of many small
+operations, whose kernels cost about the same for 1 lane as for 16 (the projection onto the ball). Nested
+``vmap`` s are one batch of all their lanes. Every lane runs the same iterations on the same values as in
+the plain loop, so the results are the plain loop's wherever the body computes a lane the same alone and
+in a batch (as the library's refits do for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``).
 
-It suits a CPU, where a lane alone costs about its share of a batched iteration; a GPU would run one lane
+It suits a CPU, where a lane alone, or a small group, costs little more than its share of a batched
+iteration; a GPU would run one lane
 at a time with the rest of the device idle, and a batch sharded over devices would gather each lane
 across them. ``jb.sweep`` enables it on one CPU device.
 
@@ -68,6 +72,13 @@ def stragglers_one_by_one(enabled: bool = True) -> contextlib.AbstractContextMan
     return _rule_enabled(_ONE_BY_ONE, enabled)
 
 
+def one_by_one_now() -> bool:
+    """Whether :func:`while_loop` s traced now run their stragglers one by one (within
+    :func:`stragglers_one_by_one`). A jitted function that calls :func:`while_loop` takes it as a static
+    argument, so that a trace made outside the context is not reused within it, nor the reverse."""
+    return _ONE_BY_ONE.get()
+
+
 def lapack_per_matrix(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
     """Within it, the :func:`lapack` calls that a traced program makes run one matrix per call under
     ``vmap``. ``jb.sweep`` traces its rounds so where several such calls could run at once on a CPU:
@@ -113,12 +124,18 @@ def lapack(fn: Callable, *args: Array) -> Any:
 
 
 def while_loop(
-    cond_fun: Callable, body_fun: Callable, init_val: Any, *, straggler_fraction: float = 0.25
+    cond_fun: Callable,
+    body_fun: Callable,
+    init_val: Any,
+    *,
+    straggler_fraction: float = 0.25,
+    straggler_group: int = 1,
 ) -> Any:
     """``lax.while_loop(cond_fun, body_fun, init_val)`` for one run; under ``vmap`` inside
     :func:`stragglers_one_by_one`, iterations of the whole batch while more than ``straggler_fraction``
-    of its lanes is running, then each lane still running alone (module docstring). 0 is the plain
-    batched loop, 1 every lane alone. ``cond_fun`` and ``body_fun`` may close over batched values."""
+    of its lanes is running, then the lanes still running in groups of ``straggler_group`` (module
+    docstring): 1, each alone. ``straggler_fraction`` 0 is the plain batched loop, 1 the stragglers'
+    groups from the start. ``cond_fun`` and ``body_fun`` may close over batched values."""
     if not callable(cond_fun) or not callable(body_fun):
         bad = "cond_fun" if not callable(cond_fun) else "body_fun"
         value = cond_fun if bad == "cond_fun" else body_fun
@@ -127,12 +144,13 @@ def while_loop(
     if isinstance(fraction, bool) or V.is_traced(fraction):
         raise ValueError(f"straggler_fraction={fraction!r} is invalid: it must be a number in [0, 1]")
     fraction = float(V.check_range("straggler_fraction", fraction, 0.0, 1.0, required=True))
+    group = V.check_int("straggler_group", straggler_group)
     if not _ONE_BY_ONE.get():
         return jax.lax.while_loop(cond_fun, body_fun, init_val)
     # What the functions close over becomes explicit operands: a custom_vmap rule sees only its arguments.
     cond_h, cond_consts = _hoisted(cond_fun, init_val)
     body_h, body_consts = _hoisted(body_fun, init_val)
-    loop = _Loop(cond_h, body_h, len(cond_consts), fraction)
+    loop = _Loop(cond_h, body_h, len(cond_consts), fraction, group)
     return loop.one((init_val, (*cond_consts, *body_consts)))
 
 
@@ -157,10 +175,11 @@ class _Loop:
     """The loop of one :func:`while_loop` call: ``cond(c, *consts[:num_cond])``,
     ``body(c, *consts[num_cond:])``; ``one`` runs it for one lane, ``batch(n)`` for a batch of n."""
 
-    def __init__(self, cond: Callable, body: Callable, num_cond: int, straggler_fraction: float):
+    def __init__(self, cond: Callable, body: Callable, num_cond: int, straggler_fraction: float, group: int):
         self.cond = lambda c, k: cond(c, *k[:num_cond])
         self.body = lambda c, k: body(c, *k[num_cond:])
         self.straggler_fraction = straggler_fraction
+        self.group = group
         self._batches: dict[int, Callable] = {}
 
         @custom_vmap
@@ -214,7 +233,19 @@ class _Loop:
                 c = jax.tree.map(lambda a, b: jax.lax.dynamic_update_index_in_dim(a, b, i, 0), c, done)
                 return c, running.at[i].set(False)
 
-            c, _ = jax.lax.while_loop(any_running, next_lane, s)
+            group = min(self.group, n)
+
+            def next_group(s):
+                # the first `group` lanes still running, filled up with a lane that is not (its loop
+                # stops at once and it is written back unchanged)
+                c, running = s
+                idx = jnp.nonzero(running, size=group, fill_value=jnp.argmin(running))[0]
+                take = lambda a: a[idx]
+                done = jax.vmap(self.alone)(jax.tree.map(take, c), jax.tree.map(take, k))
+                c = jax.tree.map(lambda a, b: a.at[idx].set(b), c, done)
+                return c, running.at[idx].set(False)
+
+            c, _ = jax.lax.while_loop(any_running, next_lane if group == 1 else next_group, s)
             return c
 
         @batch.def_vmap
