@@ -20,6 +20,12 @@ from jaxbandit.agents import robust_regression as rr
 from jaxbandit.core import batching
 
 
+@pytest.fixture(autouse=True)
+def small_batches_too(monkeypatch):
+    """The rule for the tests' batches of 7–21 lanes (below ``MIN_LANES`` a batch runs the plain loop)."""
+    monkeypatch.setattr(batching, "MIN_LANES", 1)
+
+
 def newton_sqrt(a, scale, limit, straggler_fraction=0.25, straggler_group=1):
     """√a by Newton's method from a, to a relative residual of 1e-6: 1–14 iterations by lane. Closes over
     a batched float (``a``), a batched integer (``limit``) and an unbatched float (``scale``)."""
@@ -106,6 +112,22 @@ def test_stragglers_in_groups_give_the_plain_loops_results(fraction, group):
         (0, ((21,), (21,), (21,))),
         (1, ((lanes,), (lanes,))),
     ]
+
+
+def test_a_batch_below_min_lanes_runs_the_plain_loop(monkeypatch):
+    monkeypatch.setattr(batching, "MIN_LANES", 22)
+    a, limit = _inputs()
+    loop = functools.partial(newton_sqrt, straggler_group=4)
+    f = jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0))
+    expected = jax.jit(f)(a, 1.0, limit)
+    loop = functools.partial(newton_sqrt, straggler_group=4)
+    f = jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0))
+    with batching.stragglers_one_by_one():
+        got = jax.jit(f)(a, 1.0, limit)
+        loops = _while_carries(jax.make_jaxpr(f)(a, 1.0, limit).jaxpr)
+    for e, g in zip(expected, got):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+    assert loops == [(0, ((21,), (21,)))]  # 3 × 7 lanes, one batch below 22
 
 
 def test_outside_the_context_the_loop_is_lax_while_loop():

@@ -272,8 +272,9 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     sweep of the paper's setting about 2 % of a run's rounds leave the ball (5 of 400 runs in a round of
     the 16-point grid, on average), so the runs outside iterate in groups of 16 (the whole batch first
     while more than 1/16 of it is outside) instead of the whole batch iterating for them. A Newton
-    iteration is ~90 small kernels whatever the batch: 400 runs with 2 % outside, 300 µs a round
-    batched, 15 µs with 16 lanes, 150 µs one lane at a time (2-core CPU).
+    iteration is ~90 small kernels whatever the batch: 400 runs with 2 % outside took ~300 µs a call
+    batched, 60–95 µs in groups of 16, ~150 µs one lane at a time (2-core CPU). (A batch of fewer than
+    ``batching.MIN_LANES`` runs keeps the plain loop.)
     """
     return _project_ball_in_metric(theta_tilde, A, radius, num_iters, batching.one_by_one_now())
 

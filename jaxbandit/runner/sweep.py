@@ -239,10 +239,11 @@ def _runs_minor() -> bool:
     return jax.default_backend() == "gpu" if RUNS_MINOR is None else V.check_flag("RUNS_MINOR", RUNS_MINOR)
 
 
-#: Whether a chunk's solver loops (``batching.while_loop``: GAdaOFUL's and Heavy-OFUL's refits) run their
-#: last lanes still going one by one; None: the default (one CPU device: yes; a GPU or several devices:
-#: no). The same values either way. 2-core CPU: GAdaOFUL's Figure 1 tuning sweep (500 runs × T = 1000)
-#: 1.13–1.18× as fast (``benchmarks/stragglers.py``).
+#: Whether a chunk's solver loops (``batching.while_loop``: GAdaOFUL's and Heavy-OFUL's refits, CR-Hvt-UCB's
+#: and OMD-GLB's projection) run their last lanes still going apart from the batch (one by one, or in
+#: small groups); None: the default (one CPU device: yes; a GPU or several devices: no). The same values
+#: either way. 2-core CPU: GAdaOFUL's Figure 1 tuning sweep (500 runs × T = 1000) 1.13–1.18× as fast, the
+#: CR-Hvt-UCB 16-point grid 1.17–1.24× (``benchmarks/stragglers.py``, ``benchmarks/grid_sweep.py``).
 STRAGGLERS_ONE_BY_ONE: bool | None = None
 
 
