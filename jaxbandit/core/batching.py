@@ -21,9 +21,8 @@ the plain loop, so the results are the plain loop's wherever the body computes a
 in a batch (as the library's refits do for d ≤ ``linalg.DOT_UNROLL_MAX_DIM``).
 
 It suits a CPU, where a lane alone, or a small group, costs little more than its share of a batched
-iteration; a GPU would run one lane
-at a time with the rest of the device idle, and a batch sharded over devices would gather each lane
-across them. ``jb.sweep`` enables it on one CPU device.
+iteration; a GPU would run one lane at a time with the rest of the device idle, and a batch sharded over
+devices would gather each lane across them. ``jb.sweep`` enables it on one CPU device.
 
 LAPACK. :func:`lapack` is one batched LAPACK call under ``vmap``, or inside :func:`lapack_per_matrix` a
 loop of calls on one matrix each (the same routine on the same matrices: the same bits), which

@@ -243,7 +243,7 @@ def _runs_minor() -> bool:
 #: and OMD-GLB's projection) run their last lanes still going apart from the batch (one by one, or in
 #: small groups); None: the default (one CPU device: yes; a GPU or several devices: no). The same values
 #: either way. 2-core CPU: GAdaOFUL's Figure 1 tuning sweep (500 runs × T = 1000) 1.13–1.18× as fast, the
-#: CR-Hvt-UCB 16-point grid 1.17–1.24× (``benchmarks/stragglers.py``, ``benchmarks/grid_sweep.py``).
+#: CR-Hvt-UCB 16-point grid 1.17–1.31× (``benchmarks/stragglers.py``, ``benchmarks/grid_sweep.py``).
 STRAGGLERS_ONE_BY_ONE: bool | None = None
 
 
