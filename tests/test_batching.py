@@ -114,8 +114,11 @@ def test_stragglers_in_groups_give_the_plain_loops_results(fraction, group):
     ]
 
 
-def test_a_batch_below_min_lanes_runs_the_plain_loop(monkeypatch):
-    monkeypatch.setattr(batching, "MIN_LANES", 22)
+@pytest.mark.parametrize("min_lanes", [10, 22])
+def test_min_lanes_counts_the_lanes_of_nested_vmaps_together(monkeypatch, min_lanes):
+    """3 × 7 lanes: the rule when MIN_LANES ≤ 21 even though each vmap alone is below it, else the plain
+    batched loop; the plain loop's bits either way."""
+    monkeypatch.setattr(batching, "MIN_LANES", min_lanes)
     a, limit = _inputs()
     loop = functools.partial(newton_sqrt, straggler_group=4)
     f = jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0))
@@ -127,7 +130,10 @@ def test_a_batch_below_min_lanes_runs_the_plain_loop(monkeypatch):
         loops = _while_carries(jax.make_jaxpr(f)(a, 1.0, limit).jaxpr)
     for e, g in zip(expected, got):
         np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
-    assert loops == [(0, ((21,), (21,)))]  # 3 × 7 lanes, one batch below 22
+    if min_lanes <= 21:  # the batched loop, the loop over groups, one group's loop
+        assert loops == [(0, ((21,), (21,), (21,))), (0, ((21,), (21,), (21,))), (1, ((4,), (4,)))]
+    else:
+        assert loops == [(0, ((21,), (21,)))]
 
 
 def test_outside_the_context_the_loop_is_lax_while_loop():
