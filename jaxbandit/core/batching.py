@@ -251,6 +251,7 @@ class _Loop:
                 c = jax.tree.map(lambda a, b: a.at[idx].set(b), c, done)
                 return c, running.at[idx].set(False)
 
+            # one by one: each lane's loop unbatched (next_group would run it as a batch of one)
             c, _ = jax.lax.while_loop(any_running, next_lane if group == 1 else next_group, s)
             return c
 

@@ -271,8 +271,9 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan) -> int:
     On a GPU, each iteration of a loop in a round is kernels and a condition: drawing the chunk's rounds
     ahead made the 16-point grid 1.17× and Figure 1's tuning grid 1.40× as fast, independent runs 1.03×
     (H100, ``benchmarks/chunk_layout.py``); on the 2-core CPU 0.86–1.02×, and since the contexts' bits are
-    drawn flat 1.08–1.25× on grids (blocks of 10–250 rounds) but 0.66–0.97× on independent runs and
-    about 1 s more compilation of a small sweep, so a CPU still draws each round in its own step."""
+    drawn flat 1.00–1.28× on grids (blocks of 10–2000 rounds; measured again, 1.00–1.02×: the machine's
+    noise) but 0.66–0.97× on independent runs and about 1 s more compilation of a small sweep, so a CPU
+    still draws each round in its own step."""
     if DRAW_AHEAD is None:
         limit = None if jax.default_backend() == "gpu" else 0
     else:
