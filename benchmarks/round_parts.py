@@ -2,8 +2,8 @@
 
 A CPU profile does not answer this: the profiler's cost per event inflates a round of a few hundred
 small kernels about fourfold. So each part runs as a compiled program of its own over the grid's
-layout (16 ``beta_scale`` values × ``--seeds`` seeds, d = 10, K = 20, the runs vmapped over seeds,
-then β, as ``jb.sweep`` vmaps streams, then lanes, with its solver loops' batching rule on), and the
+layout (``--seeds`` seeds × 16 ``beta_scale`` values, d = 10, K = 20: a ``vmap`` over the seeds of one
+over the β values, as ``jb.sweep`` vmaps streams, then lanes; its solver loops' batching rule on), and the
 programs are timed interleaved (best of ``--repeats``, after compilation):
 
 - ``select``: the UCB scores and the arm (eq:arm_selection) of every run, round after round;
@@ -18,7 +18,7 @@ The parts need not add up to the sweep (each program fuses and schedules its own
 ratios say what is worth making faster. The contexts are drawn once on the host, so the parts read
 them from memory.
 
-    python benchmarks/round_parts.py [--seeds 25] [--horizon 500] [--repeats 5]
+    python benchmarks/round_parts.py [--seeds 25] [--horizon 2000] [--repeats 5]
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def agent_parts(T: int, seeds: int) -> dict:
 
             return jax.lax.scan(round_, alg.init(), (X, eta))[1]
 
-        runs = jax.vmap(jax.vmap(one_run, (None, 0, 1, 1)), (0, None, None, None))  # seeds, then β
+        # the seeds (streams) outside, the β values (lanes) inside, sharing their stream's data
+        runs = jax.vmap(jax.vmap(one_run, (0, None, None, None)), (None, 0, 1, 1))
 
         def traced(betas, theta_star, X, eta):
             real = cr_module.project_ball_in_metric
@@ -110,7 +111,7 @@ def sweep_parts(T: int, seeds: int) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=25)
-    parser.add_argument("--horizon", type=int, default=500)
+    parser.add_argument("--horizon", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args(argv)
     T = args.horizon
