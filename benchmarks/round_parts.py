@@ -53,7 +53,7 @@ def agent_parts(T: int, seeds: int) -> dict:
 
     def program(update: bool, project: bool):
         def one_run(beta, theta_star, X, eta):
-            alg = jb.cr_hvt_ucb(T, d, eps=1.0, nu=3**0.5, corruption=100.0, beta_scale=beta)
+            alg = common.paper_alg(T, beta_scale=beta)
 
             def round_(state, inputs):
                 contexts, noise = inputs
@@ -91,14 +91,13 @@ def agent_parts(T: int, seeds: int) -> dict:
 
 
 def sweep_parts(T: int, seeds: int) -> dict:
-    d, K = common.D, common.K
     grid = {"C": [100.0], "beta_scale": BETAS.tolist()}
 
     def make_env(p):
-        return jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
+        return common.paper_env(p["C"])
 
     def cr(p):
-        return jb.cr_hvt_ucb(T, d, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"])
+        return jb.cr_hvt_ucb(T, common.D, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"])
 
     def call(make_alg):
         return lambda: np.asarray(
