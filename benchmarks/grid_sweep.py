@@ -8,14 +8,15 @@ Two sweeps of CR-Hvt-UCB in the paper's environment (d = 10, K = 20, Student-t(3
 
 For each it times, interleaved (best of ``--repeats``): ``jb.sweep`` now (run again: its grid's checks
 are remembered); ``checked``: the same with the checks made every call, as a sweep's first call makes
-them; ``jb.sweep`` of the previous
-code (``--previous REV``, extracted with ``git archive`` and imported as a second package); and the
+them; ``ahead``: the current code with a chunk's rounds drawn ``--ahead`` at a time
+(``jaxbandit.runner.sweep.DRAW_AHEAD``, an opt-in on a CPU: it costs compilation); ``jb.sweep`` of the
+previous code (``--previous REV``, extracted with ``git archive`` and imported as a second package); and the
 per-run bound: the do-nothing agent on the same number of independent runs, each drawing its own stream
 (what any simulator that draws a stream per run pays). Compilation is excluded (each sweep is run once
 first) and measured separately by ``compile_time.py``. Target (issue 12), 2-core CPU: ``grid16`` at
 ≥ 3× the per-run bound.
 
-    python benchmarks/grid_sweep.py [--previous 5f1eb40] [--repeats 3] [--quick]
+    python benchmarks/grid_sweep.py [--previous 5f1eb40] [--repeats 3] [--ahead 16] [--quick]
 """
 
 from __future__ import annotations
@@ -74,6 +75,16 @@ def sweeps(lib, T: int, tuning_T: int, quick: bool, seeds: int, independent: int
     return out
 
 
+def drawn_ahead(fn, rounds: int):
+    """``fn()`` with a chunk's rounds drawn ``rounds`` at a time (``DRAW_AHEAD``; restored after)."""
+    before = jb.runner.sweep.DRAW_AHEAD
+    jb.runner.sweep.DRAW_AHEAD = rounds
+    try:
+        return fn()
+    finally:
+        jb.runner.sweep.DRAW_AHEAD = before
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -84,6 +95,12 @@ def main(argv=None):
         "--independent", type=int, default=0, help="also time N independent runs × 1000 rounds (one point)"
     )
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--ahead",
+        type=int,
+        default=0,
+        help="also time the current code with this many rounds drawn at once (the 'ahead' column; 0: not)",
+    )
     parser.add_argument("--tuning-horizon", type=int, default=1000)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     args = parser.parse_args(argv)
@@ -100,6 +117,8 @@ def main(argv=None):
     for name in calls["now"]:
         _, runs, horizon = calls["now"][name]
         fns = {tag: calls[tag][name][0] for tag in libs}
+        if args.ahead:
+            fns["ahead"] = functools.partial(drawn_ahead, fns["now"], args.ahead)
         compile_s = {}
         for tag, fn in fns.items():
             t = time.perf_counter()
@@ -112,6 +131,7 @@ def main(argv=None):
         best = common.interleaved_best(fns, args.repeats)
         rate = {tag: runs * horizon / s for tag, s in best.items()}
         rate.setdefault("previous", float("nan"))
+        rate.setdefault("ahead", float("nan"))
         compile_s.setdefault("previous", float("nan"))
         rows.append(
             dict(
@@ -122,12 +142,15 @@ def main(argv=None):
                 previous=rate["previous"],
                 now=rate["now"],
                 checked=rate["checked"],
+                ahead=rate["ahead"],
                 now_vs_bound=rate["now"] / rate["bound"],
                 checked_vs_bound=rate["checked"] / rate["bound"],
+                ahead_vs_bound=rate["ahead"] / rate["bound"],
                 previous_vs_bound=rate["previous"] / rate["bound"],
                 speedup=rate["now"] / rate["previous"],
                 first_call_now_s=compile_s["now"],
                 first_call_previous_s=compile_s["previous"],
+                first_call_ahead_s=compile_s.get("ahead", float("nan")),
             )
         )
         print(
@@ -146,14 +169,17 @@ def main(argv=None):
             ("previous", ".3g"),
             ("now", ".3g"),
             ("checked", ".3g"),
+            ("ahead", ".3g"),
             ("previous_vs_bound", ".2f"),
             ("now_vs_bound", ".2f"),
             ("checked_vs_bound", ".2f"),
+            ("ahead_vs_bound", ".2f"),
             ("speedup", ".2f"),
         ],
     )
     path = common.write_json(
-        "grid_sweep", {"rows": rows, "previous": args.previous, "devices": jax.device_count()}
+        "grid_sweep",
+        {"rows": rows, "previous": args.previous, "ahead": args.ahead, "devices": jax.device_count()},
     )
     print(f"\nwrote {path}")
 
