@@ -9,6 +9,7 @@ runs minor; "auto" for either: the backend's default), interleaved, best of ``--
 that every layout gives bitwise the same results.
 
     python benchmarks/chunk_layout.py [--layouts 0:0,96:0,96:1] [--seeds 25] [--independent 400]
+                                      [--sweeps grid16 tuning independent]
 """
 
 from __future__ import annotations
@@ -33,9 +34,12 @@ def main(argv=None):
     parser.add_argument("--horizon", type=int, default=2000, help="rounds of the 16-point grid")
     parser.add_argument("--tuning-horizon", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=2)
+    names = ["grid16", "tuning", "independent"]
+    parser.add_argument("--sweeps", nargs="+", default=names, choices=names, help="which sweeps to time")
     args = parser.parse_args(argv)
     layouts = args.layouts.split(",")
     calls = grid_sweep.sweeps(jb, args.horizon, args.tuning_horizon, False, args.seeds, args.independent)
+    calls = {name: call for name, call in calls.items() if name in args.sweeps}
     rows = []
     for name, (fn, runs, horizon) in calls.items():
 

@@ -12,7 +12,13 @@ another is counted in both traces, so ``trace`` is an upper bound).
 The processes of the two versions alternate, ``--repeats`` times each, and the table shows the medians.
 Target (issue 12), 2-core CPU: CR-Hvt-UCB compile ≤ 2 s.
 
+``--size grid16``: the 16-point grid of ``grid_sweep.py`` instead (16 ``beta_scale`` values, C = 100,
+25 seeds, T = 2000). ``--ahead N``: the current code's processes draw a chunk's rounds N at a time
+(``jaxbandit.runner.sweep.DRAW_AHEAD``); with ``--previous`` at the same revision the table then
+compares the two layouts of one code.
+
     python benchmarks/compile_time.py [--previous 5f1eb40] [--repeats 3] [--algorithms cr_hvt_ucb oful null]
+                                      [--size small|grid16] [--ahead N]
 """
 
 from __future__ import annotations
@@ -36,7 +42,19 @@ PHASES = {
 }
 
 
-def child(which: str, previous: str, algorithm: str) -> None:
+#: name -> (rounds, seeds, the first call's grid, the second call's: new values, the same shapes)
+SIZES = {
+    "small": (200, 2, {"C": [0.0, 100.0], "b": [1e-4, 1e-3]}, {"C": [0.0, 50.0], "b": [1e-4, 1e-2]}),
+    "grid16": (
+        2000,
+        25,
+        {"C": [100.0], "b": np.logspace(-6, 0, 16).tolist()},
+        {"C": [50.0], "b": np.logspace(-5, 0, 16).tolist()},
+    ),
+}
+
+
+def child(which: str, previous: str, algorithm: str, size: str = "small", ahead: int = 0) -> None:
     phases = dict.fromkeys(PHASES.values(), 0.0)
 
     def record(event: str, seconds: float, **_) -> None:
@@ -47,7 +65,10 @@ def child(which: str, previous: str, algorithm: str) -> None:
     t0 = time.perf_counter()
     lib = common.load_previous(previous) if which == "previous" else __import__("jaxbandit")
     imported = time.perf_counter() - t0
-    T, d, K = 200, common.D, common.K
+    if which == "now" and ahead:
+        lib.runner.sweep.DRAW_AHEAD = ahead
+    T, seeds, *grids = SIZES[size]
+    d, K = common.D, common.K
 
     def make_alg(p):
         if algorithm == "null":
@@ -60,9 +81,9 @@ def child(which: str, previous: str, algorithm: str) -> None:
         return lib.envs.linear(d, K, noise=lib.noise.student_t(3.0), corruption=lib.corruption.flip(p["C"]))
 
     times, first_phases = [], {}
-    for grid in ({"C": [0.0, 100.0], "b": [1e-4, 1e-3]}, {"C": [0.0, 50.0], "b": [1e-4, 1e-2]}):
+    for grid in grids:
         t = time.perf_counter()
-        lib.sweep(make_alg, make_env, grid, horizon=T, seeds=2, record=10)
+        lib.sweep(make_alg, make_env, grid, horizon=T, seeds=seeds, record=10)
         times.append(time.perf_counter() - t)
         first_phases = first_phases or dict(phases)
     print(json.dumps({"import": imported, "first": times[0], "again": times[1], **first_phases}))
@@ -74,10 +95,12 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=3)
     names = ["cr_hvt_ucb", "oful", "null"]
     parser.add_argument("--algorithms", nargs="+", default=names, choices=names)
+    parser.add_argument("--size", default="small", choices=list(SIZES), help="the sweep compiled")
+    parser.add_argument("--ahead", type=int, default=0, help="the current code draws N rounds at once")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        return child(args.child[0], args.previous, args.child[1])
+        return child(args.child[0], args.previous, args.child[1], args.size, args.ahead)
     env = {k: v for k, v in os.environ.items() if k != "JAX_COMPILATION_CACHE_DIR"}
     rows = []
     for algorithm in args.algorithms:
@@ -85,6 +108,7 @@ def main(argv=None):
         for _ in range(args.repeats):
             for which in runs:
                 cmd = [sys.executable, __file__, "--previous", args.previous, "--child", which, algorithm]
+                cmd += ["--size", args.size, "--ahead", str(args.ahead)]
                 out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
                 runs[which].append(json.loads(out.strip().splitlines()[-1]))
         for which, rs in runs.items():
@@ -94,13 +118,18 @@ def main(argv=None):
             row = dict(algorithm=algorithm, code=which, first=first, again=again, compile=first - again)
             rows.append({**row, **split})
             print(f"{algorithm} {which}: first {first:.2f} s, again {again:.2f} s", flush=True)
-    print(f"\nprevious = {args.previous}; medians of {args.repeats} fresh processes\n")
+    print(
+        f"\nprevious = {args.previous}; sweep {args.size}; now drawn {args.ahead or 'one round'} ahead; "
+        f"medians of {args.repeats} fresh processes\n"
+    )
     common.print_table(
         rows,
         [("algorithm", ""), ("code", ""), ("first", ".2f"), ("again", ".2f"), ("compile", ".2f")]
         + [(k, ".2f") for k in PHASES.values()],
     )
-    path = common.write_json("compile_time", {"rows": rows, "previous": args.previous})
+    path = common.write_json(
+        "compile_time", {"rows": rows, "previous": args.previous, "size": args.size, "ahead": args.ahead}
+    )
     print(f"\nwrote {path}")
 
 
