@@ -272,9 +272,9 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan) -> int:
     ahead made the 16-point grid 1.17× and Figure 1's tuning grid 1.40× as fast, independent runs 1.03×
     (H100, ``benchmarks/chunk_layout.py``); on the 2-core CPU 0.86–1.02×, and since the contexts' bits are
     drawn flat 1.00–1.28× on grids (blocks of 10–2000 rounds; measured again, 1.00–1.02×, and a third
-    time, 1.11–1.15×: docs/performance.md) but 0.66–1.15× on independent runs, with 0.2–0.5 s more
-    compilation of a small sweep and ~0.4 s of a 16-point grid, so a CPU still draws each round in its own
-    step (``DRAW_AHEAD = 16`` opts in for a grid run many times)."""
+    time, 1.08–1.18×: docs/performance.md) but 0.66–1.16× on independent runs, with 0.2–1.2 s more
+    compilation of a small sweep and 0.4–0.65 s of a 16-point grid, so a CPU still draws each round in
+    its own step (``DRAW_AHEAD = 16`` opts in for a grid run many times)."""
     if DRAW_AHEAD is None:
         limit = None if jax.default_backend() == "gpu" else 0
     else:
