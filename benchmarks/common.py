@@ -16,6 +16,7 @@ from pathlib import Path
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import jaxbandit as jb
@@ -23,6 +24,14 @@ from jaxbandit.core.types import Algorithm
 from jaxbandit.report.results import atomic_write_json
 
 D, K = 10, 20  # the paper's setting
+
+
+def grid_betas(n: int = 16) -> list[float]:
+    """The ``beta_scale`` values of the benchmarks' 16-point CR-Hvt-UCB grid (issue 12): ``n`` of them,
+    log-spaced from 1e-6 to 1."""
+    return np.logspace(-6, 0, n).tolist()
+
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -48,7 +48,7 @@ SIZES = {
     "grid16": (
         2000,
         25,
-        {"C": [100.0], "b": np.logspace(-6, 0, 16).tolist()},
+        {"C": [100.0], "b": common.grid_betas()},
         {"C": [50.0], "b": np.logspace(-5, 0, 16).tolist()},
     ),
 }

@@ -50,7 +50,7 @@ def sweeps(lib, T: int, tuning_T: int, quick: bool, seeds: int, independent: int
         )
 
     n_beta, n_seeds = (4, 5) if quick else (16, seeds)
-    grid16 = {"C": [100.0], "beta_scale": np.logspace(-6, 0, n_beta).tolist()}
+    grid16 = {"C": [100.0], "beta_scale": common.grid_betas(n_beta)}
     spec_grid = jb.registry.algorithm("cr_hvt_ucb").grid
     tuning = {"C": [0.0, 100.0], **{k: list(v) for k, v in spec_grid.items()}}
     if quick:

@@ -34,7 +34,7 @@ import jaxbandit as jb
 from jaxbandit.agents import cr_hvt_ucb as cr_module
 from jaxbandit.core import batching
 
-BETAS = np.logspace(-6, 0, 16)
+BETAS = common.grid_betas()
 
 
 def agent_parts(T: int, seeds: int) -> dict:
@@ -91,7 +91,7 @@ def agent_parts(T: int, seeds: int) -> dict:
 
 
 def sweep_parts(T: int, seeds: int) -> dict:
-    grid = {"C": [100.0], "beta_scale": BETAS.tolist()}
+    grid = {"C": [100.0], "beta_scale": BETAS}
 
     def make_env(p):
         return common.paper_env(p["C"])

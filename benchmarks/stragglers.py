@@ -74,7 +74,7 @@ def cr_grid_sweep(lib, horizon: int, seeds: int):
             horizon, common.D, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"]
         )
 
-    grid, make_env = {"C": [0.0, 100.0], "beta_scale": np.logspace(-6, 0, 16).tolist()}, _paper_env(lib)
+    grid, make_env = {"C": [0.0, 100.0], "beta_scale": common.grid_betas()}, _paper_env(lib)
     return lambda: (
         lib.sweep(
             make_alg, make_env, grid, horizon=horizon, seeds=seeds, record=horizon, progress=False
