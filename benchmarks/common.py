@@ -70,9 +70,9 @@ def paper_env(C=100.0):
     return jb.envs.linear(D, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(C))
 
 
-def paper_alg(T, **kw):
+def paper_alg(T, corruption=100.0, **kw):
     kw.setdefault("beta_scale", 1e-4)
-    return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=100.0, **kw)
+    return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=corruption, **kw)
 
 
 def batched_runner(alg, env, T, batch, compiler_options=None):

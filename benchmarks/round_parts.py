@@ -97,7 +97,7 @@ def sweep_parts(T: int, seeds: int) -> dict:
         return common.paper_env(p["C"])
 
     def cr(p):
-        return jb.cr_hvt_ucb(T, common.D, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"])
+        return common.paper_alg(T, corruption=p["C"], beta_scale=p["beta_scale"])
 
     def call(make_alg):
         return lambda: np.asarray(
