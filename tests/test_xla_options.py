@@ -115,3 +115,75 @@ def test_invalid_option_value_is_not_swallowed():
         assert "NOT_A_COMMAND" in str(e)
     else:
         raise AssertionError("XLA accepted an invalid command-buffer value")
+
+
+_COMPILED: list = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, seconds, **kw: (
+        _COMPILED.append(kw.get("fun_name", ""))
+        if event == "/jax/core/compile/backend_compile_duration"
+        else None
+    )
+)
+
+
+def _compilations(fn):
+    """``fn()`` and the names of the programs XLA compiled while it ran."""
+    start = len(_COMPILED)
+    out = jax.block_until_ready(fn())
+    return out, _COMPILED[start:]
+
+
+def _cr(beta_scale):
+    # settings no other test uses, so that no earlier test compiled these programs
+    return jb.cr_hvt_ucb(37, 4, eps=1.0, nu=3**0.5, corruption=5.0, beta_scale=beta_scale)
+
+
+def test_a_new_algorithm_with_the_same_settings_reuses_the_program():
+    """``jb.simulate`` of a newly built algorithm (static to jit) compiled the same program again."""
+    env = _setting()[1]
+    first, _ = _compilations(lambda: jb.simulate(_cr(0.0371), env, 2, horizon=37))
+    for _ in range(2):
+        again, compiled = _compilations(lambda: jb.simulate(_cr(0.0371), env, 2, horizon=37))
+        assert compiled == []
+        for field in first._fields:
+            np.testing.assert_array_equal(getattr(again, field), getattr(first, field))
+
+
+def test_a_program_is_shared_only_with_an_equal_program():
+    """Two algorithms differing only in a closed-over constant compile two programs: each run equals the
+    same run in a user's own jit (the plain program, never shared), and the two runs differ."""
+    env = _setting()[1]
+    key = jax.random.key(5)
+    runs = {}
+    for scale in (0.0373, 0.0373 * 1.5):
+        reference = jax.jit(lambda k, s=scale: jb.simulate(_cr(s), env, k, horizon=37))(key)
+        run, compiled = _compilations(lambda s=scale: jb.simulate(_cr(s), env, key, horizon=37))
+        assert any("_simulate" in name for name in compiled)
+        for field in run._fields:
+            np.testing.assert_array_equal(getattr(run, field), getattr(reference, field))
+        runs[scale] = run
+    a, b = runs.values()
+    assert not np.array_equal(np.asarray(a.regret), np.asarray(b.regret))
+
+
+def test_a_sweep_from_new_factories_reuses_its_programs():
+    """A notebook cell run again defines its factories again: the same programs, nothing compiled."""
+
+    def cell(df):
+        def make_alg(p):
+            return jb.cr_hvt_ucb(29, 4, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["b"])
+
+        def make_env(p):
+            return jb.envs.linear(4, 6, noise=jb.noise.student_t(df), corruption=jb.corruption.flip(p["C"]))
+
+        grid = {"C": [0.0, 7.0], "b": [1e-2, 1e-1]}
+        return _compilations(lambda: jb.sweep(make_alg, make_env, grid, horizon=29, seeds=2).regret)
+
+    first, _ = cell(3.0)
+    again, compiled = cell(3.0)
+    assert compiled == []
+    np.testing.assert_array_equal(again, first)
+    other, compiled = cell(4.0)  # another noise: another program (its constants differ)
+    assert any("_run_chunk" in name for name in compiled)
+    assert not np.array_equal(other, first)

@@ -131,7 +131,7 @@ def simulate(alg: Algorithm, env: Environment, key, horizon: int) -> Trajectory:
     ``static_argnames="horizon"`` and ``jax.vmap`` it over keys or over arguments of the factories.
 
     The run is always one compiled program (called eagerly, it is jitted with ``alg`` and ``env``
-    static): run op by op, XLA could not fuse, and its fused arithmetic (contracted multiply–adds,
+    static, and a newly built ``alg`` or ``env`` with the same settings reuses it): run op by op, XLA could not fuse, and its fused arithmetic (contracted multiply–adds,
     x/√y as x·rsqrt(y)) rounds differently, so an eager call would differ in the last bits from the
     same call under ``jit``.
     """

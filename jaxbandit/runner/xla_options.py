@@ -1,4 +1,4 @@
-"""XLA options the library compiles its own programs with (``jb.sweep``'s rounds, ``jb.simulate``).
+"""How the library compiles its programs (``jb.sweep``'s chunks, ``jb.simulate``): options, sharing.
 
 GPU: a round of a bandit algorithm is about a hundred small kernels, and the projection's Newton loop
 has a data-dependent trip count that XLA otherwise drives from the host. With command buffers for
@@ -14,13 +14,20 @@ CPU). An option that the installed XLA refuses as unknown ("No such compile opti
 an H100 answered the CPU's) is left out from then on, and the program compiles without it. Opt out with
 ``JAXBANDIT_COMMAND_BUFFERS=0`` and ``JAXBANDIT_CPU_CLASSIC_EMITTERS=0``; a user's own flag for either in
 ``XLA_FLAGS`` wins over the library's.
+
+Programs are shared by what they compute: ``jit`` keys a program on its static arguments, which for the
+library are algorithms and factories, so a new object with the same settings (a notebook cell run again)
+would compile the same program again; :func:`library_jit` finds it by its lowered text instead.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
+import hashlib
 import os
 import re
+import threading
 from collections.abc import Callable, Sequence
 
 import jax
@@ -62,27 +69,29 @@ def compiler_options(backend: str | None = None) -> dict:
 
 
 def library_jit(static_argnums: Sequence[int]) -> Callable[[Callable], Callable]:
-    """``jax.jit`` with the library's compiler options, chosen when called (decorator). Inside a user's
-    own ``jit`` (where XLA accepts options only at the top level) it is a plain ``jax.jit``."""
+    """``jax.jit`` with the library's compiler options, chosen when called (decorator), whose programs are
+    shared by what they compute (:func:`_shared_statics`). Inside a user's own ``jit`` (where XLA accepts
+    options only at the top level) it is a plain ``jax.jit``."""
 
     def decorate(fun: Callable) -> Callable:
         statics = tuple(static_argnums)
         plain = jax.jit(fun, static_argnums=statics)
 
         @functools.cache
-        def tuned(options: tuple) -> Callable:
+        def tuned(options: tuple) -> jax.stages.Wrapped:
             return jax.jit(fun, static_argnums=statics, compiler_options=dict(options))
 
         @functools.wraps(fun)
         def call(*args):
             traced = any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args))
-            options = tuple(sorted(compiler_options().items()))
-            if traced or not options:
+            if traced:
                 return plain(*args)
+            options = tuple(sorted(compiler_options().items()))
+            jitted = tuned(options) if options else plain
             try:
-                return tuned(options)(*args)
+                return jitted(*_shared_statics(jitted, statics, options, args))
             except ValueError as e:  # inside a user's jit with concrete arguments: options are theirs
-                if "compiler_options" not in str(e):
+                if not options or "compiler_options" not in str(e):
                     raise
                 return plain(*args)
             except RuntimeError as e:  # an option this XLA does not have: leave it out from now on
@@ -95,3 +104,56 @@ def library_jit(static_argnums: Sequence[int]) -> Callable[[Callable], Callable]
         return call
 
     return decorate
+
+
+#: How many calls' and programs' static arguments :func:`_shared_statics` keeps, least recently used dropped.
+SHARED_PROGRAMS_KEPT = 256
+
+#: (function, options, static arguments, the other arguments' tree and types) -> the statics to call with.
+_STATICS_BY_CALL: collections.OrderedDict = collections.OrderedDict()
+#: (function, options, the program's text, trees and devices) -> the first static arguments that made it.
+_STATICS_BY_PROGRAM: collections.OrderedDict = collections.OrderedDict()
+_TABLES_LOCK = threading.Lock()
+
+
+def _shared_statics(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, args: tuple) -> tuple:
+    """``args`` with its static arguments replaced by those of an earlier call that compiled the same
+    program, so that ``jitted`` finds that program in its cache instead of compiling it again.
+
+    ``jit`` keys its programs on its static arguments themselves: an algorithm or a factory is static, so
+    a new object with the same settings (``jb.simulate(jb.oful(...), ...)`` in a loop over seeds, a
+    notebook cell run again) compiled the same program again, 1–3 s each time on a CPU. A call with new
+    static arguments is now lowered first (tracing and lowering only; ``jitted`` reuses both when it
+    compiles), and its program identified by its StableHLO text, which holds every constant (closed-over
+    values included), with its input and output trees, the compiler options and the arguments' devices.
+    Equal texts are the same computation, so the earlier statics give the same values, and equal trees
+    the same Python results."""
+    leaves, tree = jax.tree.flatten([a for i, a in enumerate(args) if i not in statics])
+    given = tuple(args[i] for i in statics)
+    shardings = tuple(getattr(x, "sharding", None) for x in leaves)
+    call_key = (jitted, options, given, tree, tuple(map(jax.typeof, leaves)), shardings)
+    with _TABLES_LOCK:
+        shared = _remembered(_STATICS_BY_CALL, call_key)
+    if shared is None:
+        lowered = jitted.lower(*args)
+        text = hashlib.sha256(lowered.as_text().encode()).hexdigest()
+        devices = tuple(sorted({d.id for s in shardings if s is not None for d in s.device_set}))
+        program = (jitted, options, text, lowered.in_tree, lowered.out_tree, devices)
+        with _TABLES_LOCK:
+            shared = _remembered(_STATICS_BY_PROGRAM, program, given)
+            _remembered(_STATICS_BY_CALL, call_key, shared)
+    it = iter(shared)
+    return tuple(next(it) if i in statics else a for i, a in enumerate(args))
+
+
+def _remembered(table: collections.OrderedDict, key, default=None):
+    """``table[key]``, set to ``default`` if absent (unless None), marked as just used; the least recently
+    used entries beyond SHARED_PROGRAMS_KEPT dropped."""
+    if key not in table:
+        if default is None:
+            return None
+        table[key] = default
+    table.move_to_end(key)
+    while len(table) > SHARED_PROGRAMS_KEPT:
+        table.popitem(last=False)
+    return table[key]
