@@ -87,6 +87,26 @@ def test_same_key_same_result_across_calls():
     assert_bitwise(jb.simulate(alg, env, 11, horizon=T), eager_a)
 
 
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_an_int_seed_is_jax_random_key_of_it(impl):
+    """``as_key`` makes a threefry seed's key on the host (no compilation); it must be JAX's own key."""
+    from jaxbandit.runner.simulate import as_key
+
+    previous = jax.config.jax_default_prng_impl
+    jax.config.update("jax_default_prng_impl", impl)
+    try:
+        for seed in (0, 1, 11, 12345, 2**31 - 1, 2**31, -1):
+            try:
+                expected = jax.random.key(seed)
+            except OverflowError:
+                continue
+            got = as_key(seed)
+            assert jax.random.key_impl(got) == jax.random.key_impl(expected)
+            np.testing.assert_array_equal(jax.random.key_data(got), jax.random.key_data(expected))
+    finally:
+        jax.config.update("jax_default_prng_impl", previous)
+
+
 def make_alg(p):
     return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=p["C"], beta_scale=p["beta_scale"])
 

@@ -22,13 +22,14 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 
 import jax
-import jax.numpy as jnp
+import numpy as np
 
 from ..core.dtypes import float_dtype
 
 
 def _placeholders(point: Mapping[str, float], traced: Sequence[str]) -> dict:
-    return {n: jnp.asarray(v, float_dtype()) for n, v in point.items() if n in traced}
+    """Abstract scalars for the ``traced`` names (an array made here would compile a program of its own)."""
+    return {n: jax.ShapeDtypeStruct((), float_dtype()) for n in point if n in traced}
 
 
 def check_traceable(factories: Mapping[str, Callable], point: Mapping[str, float]) -> None:
@@ -92,7 +93,8 @@ def _stream_axes(make_env: Callable, names: tuple[str, ...], dtype) -> tuple[str
         theta = stream.init(k_init)
         return theta, stream.draw(k_round, theta, t)
 
-    closed = jax.make_jaxpr(stream_outputs)(_placeholders(point, names), jax.random.key(0), jnp.int32(0))
+    key = jax.eval_shape(jax.random.key, 0)
+    closed = jax.make_jaxpr(stream_outputs)(_placeholders(point, names), key, np.int32(0))
     jaxpr = closed.jaxpr
     by_var = {id(v): n for v, n in zip(jaxpr.invars[: len(names)], names)}  # dict leaves: sorted keys
     reached = _reaching(jaxpr, {id(v): {n} for v, n in zip(jaxpr.invars, names) if id(v) in by_var})

@@ -43,7 +43,13 @@ def as_key(key) -> Array:
     if isinstance(key, (bool, np.bool_)):
         raise ValueError(f"key={key!r} is invalid: it must be an int seed or a jax.random.key")
     if isinstance(key, (int, np.integer)):
-        return jax.random.key(int(key))
+        seed = int(key)
+        threefry = jax.config.jax_default_prng_impl == "threefry2x32"  # type: ignore[attr-defined]
+        if 0 <= seed < 2**31 and threefry:
+            # jax.random.key(seed)'s data, made on the host: jax.random.key compiles two programs
+            # the first time (~0.1 s before a sweep's first result); tested equal
+            return jax.random.wrap_key_data(jax.device_put(np.array([0, seed], np.uint32)))
+        return jax.random.key(seed)
     try:
         dtype = jnp.asarray(key).dtype
     except TypeError:
@@ -131,9 +137,9 @@ def simulate(alg: Algorithm, env: Environment, key, horizon: int) -> Trajectory:
     ``static_argnames="horizon"`` and ``jax.vmap`` it over keys or over arguments of the factories.
 
     The run is always one compiled program (called eagerly, it is jitted with ``alg`` and ``env``
-    static, and a newly built ``alg`` or ``env`` with the same settings reuses it): run op by op, XLA could not fuse, and its fused arithmetic (contracted multiply–adds,
-    x/√y as x·rsqrt(y)) rounds differently, so an eager call would differ in the last bits from the
-    same call under ``jit``.
+    static; a newly built ``alg`` or ``env`` with the same settings reuses it): run op by op, XLA could
+    not fuse, and its fused arithmetic (contracted multiply–adds, x/√y as x·rsqrt(y)) rounds
+    differently, so an eager call would differ in the last bits from the same call under ``jit``.
     """
     horizon = check_pair(alg, env, horizon)
     return _simulate(alg, env, as_key(key), horizon)

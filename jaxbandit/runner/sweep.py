@@ -619,10 +619,10 @@ class _Plan(NamedTuple):
             num_streams,
             padded,
             # converted on the host: a conversion on the device is one more compiled program
-            distributed.shard_runs(jnp.asarray(np.asarray(params, float_dtype())), mesh),
-            jnp.asarray(np.asarray(agent_points, float_dtype())),
+            distributed.shard_runs(jax.device_put(np.asarray(params, float_dtype())), mesh),
+            jax.device_put(np.asarray(agent_points, float_dtype())),
             base_key,
-            distributed.shard_runs(jnp.asarray(stream_seeds), mesh),
+            distributed.shard_runs(jax.device_put(stream_seeds), mesh),
             mesh,
             chunk,
         )
