@@ -14,12 +14,14 @@ The processes of the two versions alternate, ``--repeats`` times each, and the t
 Target (issue 12), 2-core CPU: CR-Hvt-UCB compile ≤ 2 s.
 
 ``--size grid16``: the 16-point grid of ``grid_sweep.py`` instead (16 ``beta_scale`` values, C = 100,
-25 seeds, T = 2000). ``--ahead N``: the current code's processes draw a chunk's rounds N at a time
-(``jaxbandit.runner.sweep.DRAW_AHEAD``); with ``--previous`` at the same revision the table then
-compares the two layouts of one code.
+25 seeds, T = 2000). ``--size simulate``: ``jb.simulate`` of one run (T = 1000, C = 100,
+``beta_scale`` = 1e-4) instead of a sweep, ``rerun`` from a newly built algorithm and environment with
+the same settings (as a loop over seeds that builds them in the loop makes). ``--ahead N``: the current
+code's processes draw a chunk's rounds N at a time (``jaxbandit.runner.sweep.DRAW_AHEAD``); with
+``--previous`` at the same revision the table then compares the two layouts of one code.
 
     python benchmarks/compile_time.py [--previous 5f1eb40] [--repeats 3] [--algorithms cr_hvt_ucb oful null]
-                                      [--size small|grid16] [--ahead N]
+                                      [--size small|grid16|simulate] [--ahead N]
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ SIZES = {
         {"C": [100.0], "b": common.grid_betas()},
         {"C": [50.0], "b": np.logspace(-5, 0, 16).tolist()},
     ),
+    "simulate": (1000, 1, {"C": [100.0], "b": [1e-4]}, {"C": [100.0], "b": [1e-4]}),
 }
 
 
@@ -90,7 +93,13 @@ def child(which: str, previous: str, algorithm: str, size: str = "small", ahead:
     cell = factories()
     for grid, made in ((grids[0], cell), (grids[1], cell), (grids[0], factories())):
         t = time.perf_counter()
-        lib.sweep(*made, grid, horizon=T, seeds=seeds, record=10)
+        if size == "simulate":  # one run; the same objects again, then newly built ones
+            point = {k: v[0] for k, v in grid.items()}
+            if made is not cell or not times:
+                alg, env = made[0](point), made[1](point)
+            jax.block_until_ready(lib.simulate(alg, env, 0, horizon=T))
+        else:
+            lib.sweep(*made, grid, horizon=T, seeds=seeds, record=10)
         times.append(time.perf_counter() - t)
         first_phases = first_phases or dict(phases)
     first, again, rerun = times
