@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxbandit as jb
 from jaxbandit.runner import xla_options
@@ -187,3 +188,12 @@ def test_a_sweep_from_new_factories_reuses_its_programs():
     other, compiled = cell(4.0)  # another noise: another program (its constants differ)
     assert any("_run_chunk" in name for name in compiled)
     assert not np.array_equal(other, first)
+
+
+def test_an_unhashable_static_argument_gets_jits_own_error():
+    @xla_options.library_jit(static_argnums=(0,))
+    def f(scale, x):
+        return x * scale[0]
+
+    with pytest.raises(ValueError, match="hashable"):
+        f([2.0], jnp.float32(1.0))

@@ -132,6 +132,10 @@ def _shared_statics(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, 
     given = tuple(args[i] for i in statics)
     shardings = tuple(getattr(x, "sharding", None) for x in leaves)
     call_key = (jitted, options, given, tree, tuple(map(jax.typeof, leaves)), shardings)
+    try:
+        hash(call_key)
+    except TypeError:  # an unhashable static argument: jit's own error says which
+        return args
     with _TABLES_LOCK:
         shared = _remembered(_STATICS_BY_CALL, call_key)
     if shared is None:
