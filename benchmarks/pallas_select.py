@@ -78,8 +78,12 @@ def pallas_select(a, theta, beta, x, *, block_streams: int = 8, interpret: bool 
     d, _, S, G = a.shape
     K = x.shape[0]
     m = block_streams
-    if S % m:
-        raise ValueError(f"block_streams={m} is invalid: it must divide the number of streams {S}")
+    if m < 1 or S % m or m & (m - 1):
+        raise ValueError(
+            f"block_streams={m} is invalid: it must be a power of two dividing the number of streams {S}"
+        )
+    if G & (G - 1):
+        raise ValueError(f"a.shape[-1]={G} (lanes) is invalid: it must be a power of two")
     runs = lambda *lead: pl.BlockSpec((*lead, m, G), lambda s: (*(0 for _ in lead), s, 0))
     extra = {} if interpret else {"compiler_params": _triton_params()}
     return pl.pallas_call(

@@ -132,12 +132,11 @@ def _shared_statics(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, 
     given = tuple(args[i] for i in statics)
     shardings = tuple(getattr(x, "sharding", None) for x in leaves)
     call_key = (jitted, options, given, tree, tuple(map(jax.typeof, leaves)), shardings)
-    try:
-        hash(call_key)
-    except TypeError:  # an unhashable static argument: jit's own error says which
-        return args
     with _TABLES_LOCK:
-        shared = _remembered(_STATICS_BY_CALL, call_key)
+        try:
+            shared = _remembered(_STATICS_BY_CALL, call_key)
+        except TypeError:  # an unhashable static argument: jit's own error says which
+            return args
     if shared is None:
         lowered = jitted.lower(*args)
         text = hashlib.sha256(lowered.as_text().encode()).hexdigest()
