@@ -1,5 +1,7 @@
 """The library's per-program XLA options: result-neutral, opt-out, and harmless inside a user's jit."""
 
+import threading
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -39,6 +41,16 @@ def test_cpu_classic_emitters_opt_out_and_user_flag(monkeypatch):
     assert xla_options.compiler_options("cpu") == {}  # the user's flag wins
 
 
+def test_a_program_compiled_beside_another_generates_its_code_on_one_thread(monkeypatch):
+    monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", raising=False)
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    beside = xla_options.compiler_options("cpu", beside=True)
+    assert beside == {"xla_cpu_use_fusion_emitters": False, "xla_cpu_parallel_codegen_split_count": 1}
+    assert xla_options.compiler_options("gpu", beside=True) == xla_options.compiler_options("gpu")
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_parallel_codegen_split_count=4")
+    assert "xla_cpu_parallel_codegen_split_count" not in xla_options.compiler_options("cpu", beside=True)
+
+
 def test_each_backend_gets_only_its_own_options(monkeypatch):
     for variable in ("JAXBANDIT_COMMAND_BUFFERS", "JAXBANDIT_CPU_CLASSIC_EMITTERS", "XLA_FLAGS"):
         monkeypatch.delenv(variable, raising=False)
@@ -73,6 +85,24 @@ def test_an_option_this_xla_does_not_have_is_left_out(monkeypatch):
     assert xla_options.UNKNOWN_OPTIONS == {unknown}
     assert unknown not in xla_options.compiler_options()
     assert float(f(jnp.float32(1.0))) == 3.0
+
+
+def test_an_option_unknown_to_xla_is_left_out_when_compiled_on_another_thread(monkeypatch):
+    backend = jax.default_backend()
+    unknown = f"xla_{backend}_jaxbandit_no_such_beside_option"
+    monkeypatch.setitem(xla_options.BESIDE_OPTIONS, unknown, (1, None, backend))
+    monkeypatch.setattr(xla_options, "UNKNOWN_OPTIONS", set())
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+
+    @xla_options.library_jit(static_argnums=(), beside=True)
+    def f(x):
+        return x * 5
+
+    thread = threading.Thread(target=f.compile_later(jnp.float32(2.0)))
+    thread.start()
+    thread.join()
+    assert xla_options.UNKNOWN_OPTIONS == {unknown}
+    assert float(f(jnp.float32(2.0))) == 10.0
 
 
 def test_same_bits_with_and_without_options_and_inside_a_users_jit(monkeypatch):
@@ -119,19 +149,21 @@ def test_invalid_option_value_is_not_swallowed():
 
 
 _COMPILED: list = []
+_LOWERED: list = []
+_EVENTS = {"/jax/core/compile/backend_compile_duration": _COMPILED}
+_EVENTS["/jax/core/compile/jaxpr_to_mlir_module_duration"] = _LOWERED
 jax.monitoring.register_event_duration_secs_listener(
-    lambda event, seconds, **kw: (
-        _COMPILED.append(kw.get("fun_name", ""))
-        if event == "/jax/core/compile/backend_compile_duration"
-        else None
-    )
+    lambda event, seconds, **kw: _EVENTS[event].append(kw.get("fun_name", "")) if event in _EVENTS else None
 )
 
 
-def _compilations(fn):
-    """``fn()`` and the names of the programs XLA compiled while it ran."""
-    start = len(_COMPILED)
+def _compilations(fn, lowered: list | None = None):
+    """``fn()`` and the names of the programs XLA compiled while it ran (those lowered added to
+    ``lowered``)."""
+    start, lowered_start = len(_COMPILED), len(_LOWERED)
     out = jax.block_until_ready(fn())
+    if lowered is not None:
+        lowered += _LOWERED[lowered_start:]
     return out, _COMPILED[start:]
 
 
@@ -188,6 +220,31 @@ def test_a_sweep_from_new_factories_reuses_its_programs():
     other, compiled = cell(4.0)  # another noise: another program (its constants differ)
     assert any("_run_chunk" in name for name in compiled)
     assert not np.array_equal(other, first)
+
+
+def test_a_new_sweep_traces_its_round_once():
+    """The first chunk is traced for the carry's shapes while the initial states compile on another
+    thread; the real call then reuses that trace (an update traced twice would count 2), each program is
+    lowered and compiled once, and the results are those of the same runs alone."""
+    updates, lowered = [], []
+    base = jb.cr_hvt_ucb(31, 4, eps=1.0, nu=3**0.5, corruption=5.0, beta_scale=0.031)
+
+    def update(state, *args):
+        updates.append(1)
+        return base.update(state[0], *args), state[1] + 1.0
+
+    # a state with a weakly typed leaf (a Python float): the carry's avals must say so
+    alg = base._replace(
+        init=lambda: (base.init(), 0.0), select=lambda s, x: base.select(s[0], x), update=update
+    )
+    env = _setting()[1]
+    grid, kw = {"C": [5.0]}, dict(horizon=31, seeds=[4, 9], record="all")
+    res, compiled = _compilations(lambda: jb.sweep(lambda p: alg, lambda p: env, grid, **kw), lowered)
+    assert len(updates) == 1
+    assert sorted(compiled) == sorted(lowered) == ["jit(_init_streams)", "jit(_run_chunk)"]
+    for s, seed in enumerate((4, 9)):
+        alone = jb.simulate(alg, env, jax.random.fold_in(jax.random.key(0), seed), horizon=31)
+        np.testing.assert_array_equal(res.data["regret"][0, s], np.asarray(alone.regret))
 
 
 def test_an_unhashable_static_argument_gets_jits_own_error():

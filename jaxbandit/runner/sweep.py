@@ -31,6 +31,7 @@ alone (``jb.simulate``), in any batch, chunking, device count or lockstep.
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import itertools
 import os
@@ -93,7 +94,7 @@ def _point(layout: _Layout, stream_values: Array, agent_values: Array) -> dict:
     return point
 
 
-@library_jit(static_argnums=(0, 1, 2))
+@library_jit(static_argnums=(0, 1, 2), beside=True)
 def _init_streams(make_algs, make_env, layout: _Layout, stream_params, agent_params, base_key, stream_seeds):
     """θ*, the keys and every lane's initial state, per stream `[S]` and lane `[S, G]`; stream s runs
     with ``fold_in(base_key, stream_seeds[s])`` (folded here: an eager fold_in is one more compilation)."""
@@ -660,7 +661,16 @@ def _run_algorithms(
     algorithm, the kept fields as `[S_padded, G, rounds]`, or with ``sink``, ``sink(t0, fields)`` called
     with each chunk's (a list per algorithm, rounds from ``t0`` on) and empty dicts returned."""
     args = (plan.stream_params, plan.agent_params)
-    carry = _init_streams(make_algs, make_env, plan.layout, *args, plan.base_key, plan.stream_seeds)
+    ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan), _runs_minor()
+    # several batched LAPACK calls at once (devices, or algorithms in lockstep) could take every thread
+    per_matrix = distributed.local_cpu_devices(plan.mesh) * len(make_algs) > 1
+    one_by_one = _stragglers_one_by_one(plan.mesh)
+    chunk_statics: tuple = (make_algs, make_env, plan.layout, horizon, per_round, ahead, runs_minor)
+    chunk_statics += (per_matrix, one_by_one)
+    init_args = (make_algs, make_env, plan.layout, *args, plan.base_key, plan.stream_seeds)
+    carry = _initial_carry(
+        init_args, lambda c: (*chunk_statics, *args, c, np.arange(plan.chunk, dtype=np.int32))
+    )
     kept: dict = {}
     start_round = 0
     if ckpt_path is not None:
@@ -669,29 +679,12 @@ def _run_algorithms(
             carry, kept, start_round = restored
             carry = distributed.shard_runs(carry, plan.mesh)
     num_runs = plan.num_streams * plan.agent_params.shape[0] * len(make_algs)
-    ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan), _runs_minor()
-    # several batched LAPACK calls at once (devices, or algorithms in lockstep) could take every thread
-    per_matrix = distributed.local_cpu_devices(plan.mesh) * len(make_algs) > 1
-    one_by_one = _stragglers_one_by_one(plan.mesh)
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
     for t0 in range(start_round, horizon, plan.chunk):
         rounds = np.arange(t0, t0 + plan.chunk, dtype=np.int32)
-        carry, out = _run_chunk(
-            make_algs,
-            make_env,
-            plan.layout,
-            horizon,
-            per_round,
-            ahead,
-            runs_minor,
-            per_matrix,
-            one_by_one,
-            *args,
-            carry,
-            rounds,
-        )
+        carry, out = _run_chunk(*chunk_statics, *args, carry, rounds)
         sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
         # [S, n, G, algorithms] -> [S, G, algorithms, kept]; only kept rounds leave the device
         stacked = {f: np.moveaxis(_kept_rounds(v, sel), 1, -1) for f, v in out.items()}
@@ -716,6 +709,30 @@ def _run_algorithms(
         bar.close()
     final = {field: np.concatenate(parts, axis=-1) for field, parts in kept.items()}
     return _per_algorithm(final, len(make_algs))
+
+
+def _initial_carry(init_args: tuple, chunk_args: Callable[[Any], tuple]) -> _StreamCarry:
+    """``_init_streams(*init_args)``, compiled and run on a second thread while this one traces the first
+    chunk, ``_run_chunk(*chunk_args(carry))``, for the carry's shapes (a sweep on one device; several
+    devices' carry is sharded, and runs the two in turn).
+
+    Compiling a new sweep is tracing (Python: one core) and XLA's compilation (both cores) of its two
+    programs, one after the other; the initial states' program compiled beside the chunk's tracing, its
+    LLVM code generated on one thread (``library_jit(..., beside=True)``), leaves the tracing a core and
+    hides the initial states' compilation (0.3–0.45 s of a small CR-Hvt-UCB sweep on the 2-core CPU:
+    ``benchmarks/compile_time.py``, 2.23–2.33 → 2.06–2.20 s to the first result). The same programs.
+    """
+    sharding = init_args[3].sharding  # the stream parameters'
+    if not isinstance(sharding, jax.sharding.SingleDeviceSharding):
+        return _init_streams(*init_args)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        compiling = pool.submit(_init_streams.compile_later(*init_args))
+        # eval_shape keeps the carry's weak types, which are part of the trace's key
+        shapes = jax.eval_shape(functools.partial(_init_streams, *init_args[:3]), *init_args[3:])
+        placed = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding, weak_type=x.weak_type)
+        _run_chunk.trace(*chunk_args(jax.tree.map(placed, shapes)))
+        compiling.result()
+    return _init_streams(*init_args)  # the program just compiled
 
 
 def _kept_rounds(value: Array, sel: np.ndarray) -> np.ndarray:

@@ -15,6 +15,10 @@ an H100 answered the CPU's) is left out from then on, and the program compiles w
 ``JAXBANDIT_COMMAND_BUFFERS=0`` and ``JAXBANDIT_CPU_CLASSIC_EMITTERS=0``; a user's own flag for either in
 ``XLA_FLAGS`` wins over the library's.
 
+A program compiled on a second thread while the calling thread traces the next (``jb.sweep``'s initial
+states, beside its first chunk: ``library_jit(..., beside=True)``) has its LLVM code generated on one
+thread of a CPU, so that the tracing keeps a core of its own.
+
 Programs are shared by what they compute: ``jit`` keys a program on its static arguments, which for the
 library are algorithms and factories, so a new object with the same settings (a notebook cell run again)
 would compile the same program again; :func:`library_jit` finds it by its lowered text instead.
@@ -41,69 +45,110 @@ LIBRARY_OPTIONS = {
     "xla_cpu_use_fusion_emitters": (False, "JAXBANDIT_CPU_CLASSIC_EMITTERS", "cpu"),
 }
 
+#: The same for a program compiled beside the tracing of another (``library_jit(..., beside=True)``).
+BESIDE_OPTIONS = {"xla_cpu_parallel_codegen_split_count": (1, None, "cpu")}
+
 #: Options the installed XLA refused as unknown ("No such compile option"), left out from then on.
 UNKNOWN_OPTIONS: set[str] = set()
 
 _UNKNOWN_OPTION = re.compile(r"No such compile option: '(\w+)'")
 
 
-def _enabled(option: str) -> bool:
-    _, variable, _ = LIBRARY_OPTIONS[option]
-    return os.environ.get(variable, "1") != "0" and option not in os.environ.get("XLA_FLAGS", "")
+def _enabled(option: str, table: dict) -> bool:
+    _, variable, _ = table[option]
+    opted_out = variable is not None and os.environ.get(variable, "1") == "0"
+    return not opted_out and option not in os.environ.get("XLA_FLAGS", "")
 
 
 def command_buffers_enabled() -> bool:
     """Whether the library compiles with its own command-buffer option (read at every call)."""
-    return _enabled("xla_gpu_enable_command_buffer")
+    return _enabled("xla_gpu_enable_command_buffer", LIBRARY_OPTIONS)
 
 
-def compiler_options(backend: str | None = None) -> dict:
+def compiler_options(backend: str | None = None, beside: bool = False) -> dict:
     """The options the library's next compilation on ``backend`` (default: JAX's default backend) uses:
-    each of that backend's that is not opted out and that XLA has not refused (read at every call)."""
+    each of that backend's that is not opted out and that XLA has not refused (read at every call);
+    ``beside``: of a program compiled beside the tracing of another (``BESIDE_OPTIONS`` too)."""
     backend = jax.default_backend() if backend is None else backend
+    tables = (LIBRARY_OPTIONS, BESIDE_OPTIONS) if beside else (LIBRARY_OPTIONS,)
     return {
         name: value
-        for name, (value, _, platform) in LIBRARY_OPTIONS.items()
-        if platform == backend and name not in UNKNOWN_OPTIONS and _enabled(name)
+        for table in tables
+        for name, (value, _, platform) in table.items()
+        if platform == backend and name not in UNKNOWN_OPTIONS and _enabled(name, table)
     }
 
 
-def library_jit(static_argnums: Sequence[int]) -> Callable[[Callable], Callable]:
+def library_jit(static_argnums: Sequence[int], beside: bool = False) -> Callable[[Callable], LibraryFunction]:
     """``jax.jit`` with the library's compiler options, chosen when called (decorator), whose programs are
     shared by what they compute (:func:`_shared_statics`). Inside a user's own ``jit`` (where XLA accepts
-    options only at the top level) it is a plain ``jax.jit``."""
+    options only at the top level) it is a plain ``jax.jit``. ``beside``: the program is compiled beside
+    the tracing of another (``BESIDE_OPTIONS``)."""
+    return lambda fun: LibraryFunction(fun, tuple(static_argnums), beside)
 
-    def decorate(fun: Callable) -> Callable:
-        statics = tuple(static_argnums)
-        plain = jax.jit(fun, static_argnums=statics)
 
-        @functools.cache
-        def tuned(options: tuple) -> jax.stages.Wrapped:
-            return jax.jit(fun, static_argnums=statics, compiler_options=dict(options))
+class LibraryFunction:
+    """A function jitted by :func:`library_jit`; besides calls, a call can be made in steps on two threads
+    (:meth:`compile_later`, :meth:`trace`)."""
 
-        @functools.wraps(fun)
-        def call(*args):
-            traced = any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args))
-            if traced:
-                return plain(*args)
-            options = tuple(sorted(compiler_options().items()))
-            jitted = tuned(options) if options else plain
+    def __init__(self, fun: Callable, statics: tuple, beside: bool):
+        functools.update_wrapper(self, fun)
+        self.statics, self.beside = statics, beside
+        self.plain = jax.jit(fun, static_argnums=statics)
+        self._tuned = functools.cache(
+            lambda options: jax.jit(fun, static_argnums=statics, compiler_options=dict(options))
+        )
+
+    def _chosen(self) -> tuple[jax.stages.Wrapped, tuple]:
+        options = tuple(sorted(compiler_options(beside=self.beside).items()))
+        return (self._tuned(options) if options else self.plain), options
+
+    def __call__(self, *args):
+        if any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(args)):
+            return self.plain(*args)
+        jitted, options = self._chosen()
+        try:
+            return jitted(*_shared_statics(jitted, self.statics, options, args))
+        except ValueError as e:  # inside a user's jit with concrete arguments: options are theirs
+            if not options or "compiler_options" not in str(e):
+                raise
+            return self.plain(*args)
+        except RuntimeError as e:  # an option this XLA does not have: leave it out from now on
+            _leave_out_unknown(e)
+            return self(*args)
+
+    def compile_later(self, *args) -> Callable[[], None]:
+        """Traces and lowers the call ``self(*args)`` here, and returns what compiles its program, to run
+        on another thread (XLA only, which leaves the GIL; tracing depends on this thread's JAX settings);
+        the call then runs that program. An option the installed XLA refuses is left out, and the call
+        compiles without it."""
+        jitted, options = self._chosen()
+        lowered = jitted.lower(*_shared_statics(jitted, self.statics, options, args))
+
+        def compile_program() -> None:
             try:
-                return jitted(*_shared_statics(jitted, statics, options, args))
-            except ValueError as e:  # inside a user's jit with concrete arguments: options are theirs
-                if not options or "compiler_options" not in str(e):
-                    raise
-                return plain(*args)
-            except RuntimeError as e:  # an option this XLA does not have: leave it out from now on
-                unknown = _UNKNOWN_OPTION.search(str(e))
-                if unknown is None or unknown.group(1) not in LIBRARY_OPTIONS:
-                    raise
-                UNKNOWN_OPTIONS.add(unknown.group(1))
-                return call(*args)
+                lowered.compile()
+            except RuntimeError as e:
+                _leave_out_unknown(e)
 
-        return call
+        return compile_program
 
-    return decorate
+    def trace(self, *args) -> None:
+        """Traces the call ``self(*args)``, whose non-static arguments may be abstract
+        (``jax.ShapeDtypeStruct``, with the shardings and weak types the real ones will have), so that
+        the real call only lowers and compiles (nothing for a call made before)."""
+        jitted, options = self._chosen()
+        if not _known_call(jitted, self.statics, options, args):
+            jitted.trace(*args)
+
+
+def _leave_out_unknown(error: RuntimeError) -> None:
+    """Re-raises ``error`` unless it is XLA's refusal of one of the library's options as unknown, which is
+    then left out from now on."""
+    unknown = _UNKNOWN_OPTION.search(str(error))
+    if unknown is None or unknown.group(1) not in LIBRARY_OPTIONS.keys() | BESIDE_OPTIONS.keys():
+        raise error
+    UNKNOWN_OPTIONS.add(unknown.group(1))
 
 
 #: How many calls' and programs' static arguments :func:`_shared_statics` keeps, least recently used dropped.
@@ -128,25 +173,42 @@ def _shared_statics(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, 
     values included), with its input and output trees, the compiler options and the arguments' devices.
     Equal texts are the same computation, so the earlier statics give the same values, and equal trees
     the same Python results."""
-    leaves, tree = jax.tree.flatten([a for i, a in enumerate(args) if i not in statics])
-    given = tuple(args[i] for i in statics)
-    shardings = tuple(getattr(x, "sharding", None) for x in leaves)
-    call_key = (jitted, options, given, tree, tuple(map(jax.typeof, leaves)), shardings)
-    with _TABLES_LOCK:
-        try:
-            shared = _remembered(_STATICS_BY_CALL, call_key)
-        except TypeError:  # an unhashable static argument: jit's own error says which
-            return args
+    key = _call_key(jitted, statics, options, args)
+    try:
+        with _TABLES_LOCK:
+            shared = _remembered(_STATICS_BY_CALL, key)
+    except TypeError:  # an unhashable static argument: jit's own error says which
+        return args
     if shared is None:
+        _, _, given, _, _, shardings = key
         lowered = jitted.lower(*args)
         text = hashlib.sha256(lowered.as_text().encode()).hexdigest()
         devices = tuple(sorted({d.id for s in shardings if s is not None for d in s.device_set}))
         program = (jitted, options, text, lowered.in_tree, lowered.out_tree, devices)
         with _TABLES_LOCK:
             shared = _remembered(_STATICS_BY_PROGRAM, program, given)
-            _remembered(_STATICS_BY_CALL, call_key, shared)
+            _remembered(_STATICS_BY_CALL, key, shared)
     it = iter(shared)
     return tuple(next(it) if i in statics else a for i, a in enumerate(args))
+
+
+def _call_key(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, args: tuple) -> tuple:
+    """What identifies a call: the function, its options, its static arguments, and the other arguments'
+    tree, types and shardings."""
+    leaves, tree = jax.tree.flatten([a for i, a in enumerate(args) if i not in statics])
+    shardings = tuple(getattr(x, "sharding", None) for x in leaves)
+    given = tuple(args[i] for i in statics)
+    return (jitted, options, given, tree, tuple(map(jax.typeof, leaves)), shardings)
+
+
+def _known_call(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, args: tuple) -> bool:
+    """Whether a call like this one (:func:`_call_key`) was made before (False for an unhashable static
+    argument, whose call gets jit's own error)."""
+    try:
+        with _TABLES_LOCK:
+            return _call_key(jitted, statics, options, args) in _STATICS_BY_CALL
+    except TypeError:
+        return False
 
 
 def _remembered(table: collections.OrderedDict, key, default=None):
