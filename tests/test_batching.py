@@ -44,9 +44,14 @@ def newton_sqrt(a, scale, limit, straggler_fraction=0.25, straggler_group=1):
 
 
 def _while_carries(jaxpr, depth=0, found=None):
-    """(nesting depth, carry shapes) of every while loop in ``jaxpr``, inner loops included."""
+    """(nesting depth, carry shapes) of every while loop in ``jaxpr``, inner loops included, those of
+    ``batching.while_loop`` as lowered."""
     found = [] if found is None else found
     for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "jaxbandit_straggler_loop":
+            lowered = functools.partial(batching._straggler_loop, **eqn.params)
+            _while_carries(jax.make_jaxpr(lowered)(*(v.aval for v in eqn.invars)).jaxpr, depth, found)
+            continue
         inner = depth
         if eqn.primitive.name == "while":
             found.append((depth, tuple(v.aval.shape for v in eqn.params["body_jaxpr"].jaxpr.outvars)))
@@ -318,3 +323,20 @@ def test_linalg_keeps_the_lapack_names():
     from jaxbandit.core import linalg
 
     assert linalg.lapack is batching.lapack and linalg.lapack_per_matrix is batching.lapack_per_matrix
+
+
+def test_the_loops_types_are_lax_while_loops():
+    """A weakly typed initial value that the body makes strong comes out strong, as from lax.while_loop,
+    and one the body keeps weak stays weak (the types a caller's arithmetic promotes by)."""
+    cond = lambda c: c[0] < 5.0
+    body = lambda c: (c[0] + jnp.float32(1.0), c[1] + 1)
+    expected = jax.eval_shape(lambda x: jax.lax.while_loop(cond, body, (x, 0)), 1.0)
+    assert [s.weak_type for s in expected] == [False, True]
+
+    def loop(x):
+        with batching.stragglers_one_by_one():
+            return batching.while_loop(cond, body, (x, 0))
+
+    assert jax.eval_shape(loop, 1.0) == expected
+    assert jax.eval_shape(jax.vmap(loop), jnp.arange(3.0))[0].dtype == jnp.float32
+    np.testing.assert_array_equal(jax.vmap(loop)(jnp.arange(3.0))[1], [5, 4, 3])

@@ -712,25 +712,26 @@ def _run_algorithms(
 
 
 def _initial_carry(init_args: tuple, chunk_args: Callable[[Any], tuple]) -> _StreamCarry:
-    """``_init_streams(*init_args)``, compiled and run on a second thread while this one traces the first
-    chunk, ``_run_chunk(*chunk_args(carry))``, for the carry's shapes (a sweep on one device; several
-    devices' carry is sharded, and runs the two in turn).
+    """``_init_streams(*init_args)``, compiled on a second thread while this one traces and lowers the
+    first chunk, ``_run_chunk(*chunk_args(carry))``, for the carry's types (a sweep on one device; a
+    sharded carry's programs are made one after the other).
 
-    Compiling a new sweep is tracing (Python: one core) and XLA's compilation (both cores) of its two
-    programs, one after the other; the initial states' program compiled beside the chunk's tracing, its
-    LLVM code generated on one thread (``library_jit(..., beside=True)``), leaves the tracing a core and
-    hides the initial states' compilation (0.3–0.45 s of a small CR-Hvt-UCB sweep on the 2-core CPU:
-    ``benchmarks/compile_time.py``, 2.23–2.33 → 2.06–2.20 s to the first result). The same programs.
+    Compiling a new sweep is tracing and lowering (Python: one core) and XLA's compilation (both cores)
+    of its two programs; one after the other, a core idles through the Python. The initial states'
+    program compiled beside the chunk's tracing, its LLVM code generated on one thread
+    (``library_jit(..., beside=True)``), leaves that a core and hides the initial states' compilation
+    (0.3–0.5 s of a small CR-Hvt-UCB sweep on the 2-core CPU; ``benchmarks/compile_time.py``). The same
+    programs.
     """
     sharding = init_args[3].sharding  # the stream parameters'
     if not isinstance(sharding, jax.sharding.SingleDeviceSharding):
         return _init_streams(*init_args)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         compiling = pool.submit(_init_streams.compile_later(*init_args))
-        # eval_shape keeps the carry's weak types, which are part of the trace's key
+        # eval_shape, unlike a Lowered's out_info, keeps the carry's weak types (part of the trace's key)
         shapes = jax.eval_shape(functools.partial(_init_streams, *init_args[:3]), *init_args[3:])
-        placed = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding, weak_type=x.weak_type)
-        _run_chunk.trace(*chunk_args(jax.tree.map(placed, shapes)))
+        placed = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=x.weak_type)
+        _run_chunk.lower_ahead(*chunk_args(jax.tree.map(placed, shapes)))
         compiling.result()
     return _init_streams(*init_args)  # the program just compiled
 

@@ -89,7 +89,7 @@ def library_jit(static_argnums: Sequence[int], beside: bool = False) -> Callable
 
 class LibraryFunction:
     """A function jitted by :func:`library_jit`; besides calls, a call can be made in steps on two threads
-    (:meth:`compile_later`, :meth:`trace`)."""
+    (:meth:`compile_later`, :meth:`lower_ahead`)."""
 
     def __init__(self, fun: Callable, statics: tuple, beside: bool):
         functools.update_wrapper(self, fun)
@@ -133,13 +133,14 @@ class LibraryFunction:
 
         return compile_program
 
-    def trace(self, *args) -> None:
-        """Traces the call ``self(*args)``, whose non-static arguments may be abstract
-        (``jax.ShapeDtypeStruct``, with the shardings and weak types the real ones will have), so that
-        the real call only lowers and compiles (nothing for a call made before)."""
+    def lower_ahead(self, *args) -> None:
+        """Traces and lowers the call ``self(*args)`` whose non-static arguments may be abstract
+        (``jax.ShapeDtypeStruct``, with the weak types and no shardings: an array made by a program of
+        uncommitted arrays is uncommitted), so that the real call only compiles (nothing for a call
+        made before)."""
         jitted, options = self._chosen()
         if not _known_call(jitted, self.statics, options, args):
-            jitted.trace(*args)
+            jitted.lower(*args)
 
 
 def _leave_out_unknown(error: RuntimeError) -> None:
