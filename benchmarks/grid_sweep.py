@@ -9,7 +9,8 @@ Two sweeps of CR-Hvt-UCB in the paper's environment (d = 10, K = 20, Student-t(3
 For each it times, interleaved (best of ``--repeats``): ``jb.sweep`` now (run again: its grid's checks
 are remembered); ``checked``: the same with the checks made every call, as a sweep's first call makes
 them; ``ahead``: the current code with a chunk's rounds drawn ``--ahead`` at a time
-(``jaxbandit.runner.sweep.DRAW_AHEAD``, an opt-in on a CPU: it costs compilation); ``jb.sweep`` of the
+(``jaxbandit.runner.sweep.DRAW_AHEAD``; on a CPU the default only for a sweep of 2²² agent-rounds or
+more, which these are not: it costs compilation); ``jb.sweep`` of the
 previous code (``--previous REV``, extracted with ``git archive`` and imported as a second package); and the
 per-run bound: the do-nothing agent on the same number of independent runs, each drawing its own stream
 (what any simulator that draws a stream per run pays). Compilation is excluded (each sweep is run once

@@ -125,8 +125,15 @@ def test_the_block_drawn_ahead_is_the_largest_divisor_of_the_chunk_that_fits_the
     layout = sweep_module._Layout(("S", "df"), ("C", "beta_scale"))
     plan = sweep_module._Plan.make(layout, names, axes, np.array([3, 8]), jax.random.key(0), None, T, 24, 1)
     assert plan.padded == 4 and plan.chunk == 24
-    ahead = lambda: sweep_module._rounds_ahead(make_env, layout, plan)
-    assert ahead() == 0  # the CPU's default
+    ahead = lambda lanes=1: sweep_module._rounds_ahead(make_env, layout, plan, lanes, T)
+    assert ahead() == 0 and ahead(lanes=2) == 0  # the CPU's default for a small sweep
+    # the CPU's default for a large sweep (4 streams × lanes × T rounds) whose streams serve 2+ lanes
+    monkeypatch.setattr(sweep_module, "CPU_AHEAD_MIN_WORK", 4 * 2 * T)
+    assert ahead(lanes=1) == 0 and ahead(lanes=2) == 12  # 24's largest divisor <= CPU_AHEAD (16)
+    monkeypatch.setattr(sweep_module, "CPU_AHEAD_BYTES", 352 * 5)
+    assert ahead(lanes=2) == 4  # <= 5 rounds fit the cache's share
+    monkeypatch.setattr(sweep_module, "CPU_AHEAD_BYTES", 352)
+    assert ahead(lanes=2) == 0  # one round at a time: each in its own step
     monkeypatch.setattr(sweep_module, "DRAW_AHEAD", 10)
     assert ahead() == 8  # 24's largest divisor <= 10
     monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 352 * 5)

@@ -258,28 +258,40 @@ def _stragglers_one_by_one(mesh) -> bool:
 
 
 #: The most rounds a stream draws ahead of running them (see :func:`_rounds_ahead`); None: the backend's
-#: default (a GPU: as many as memory allows; a CPU: none).
+#: default (a GPU: as many as memory allows; a CPU: ``CPU_AHEAD`` for a large grid, else none).
 DRAW_AHEAD: int | None = None
 
 #: The most bytes the draws of one block of rounds may take, every stream's together.
 AHEAD_BYTES = 1 << 30
 
+#: A CPU's default for a sweep of at least ``CPU_AHEAD_MIN_WORK`` agent-rounds whose streams each serve
+#: several lanes: blocks of up to ``CPU_AHEAD`` rounds whose draws fit in ``CPU_AHEAD_BYTES`` (a core's
+#: cache, not its memory: 400 independent streams' blocks out of cache ran 0.66–0.97× as fast). The
+#: work is where one call pays back the extra compilation (see :func:`_rounds_ahead`).
+CPU_AHEAD, CPU_AHEAD_BYTES, CPU_AHEAD_MIN_WORK = 16, 1 << 19, 1 << 22
 
-def _rounds_ahead(make_env, layout: _Layout, plan: _Plan) -> int:
-    """How many rounds a chunk draws at once (0: each round draws in its own step): the largest divisor of
-    the chunk up to ``DRAW_AHEAD`` whose draws, every stream's, fit in ``AHEAD_BYTES``.
+
+def _rounds_ahead(make_env, layout: _Layout, plan: _Plan, lanes: int, horizon: int) -> int:
+    """How many rounds a chunk of a sweep of ``lanes`` lanes a stream and ``horizon`` rounds draws at once
+    (0: each round draws in its own step): the largest divisor of the chunk up to ``DRAW_AHEAD`` whose
+    draws, every stream's, fit in ``AHEAD_BYTES`` (on a CPU by default: ``CPU_AHEAD``,
+    ``CPU_AHEAD_BYTES``, blocks of 2 or more, for a large sweep).
 
     On a GPU, each iteration of a loop in a round is kernels and a condition: drawing the chunk's rounds
     ahead made the 16-point grid 1.17× and Figure 1's tuning grid 1.40× as fast, independent runs 1.03×
-    (H100, ``benchmarks/chunk_layout.py``); on the 2-core CPU 0.86–1.02×, and since the contexts' bits are
-    drawn flat 1.00–1.28× on grids (blocks of 10–2000 rounds; measured again, 1.00–1.02×, and a third
-    time, 1.08–1.18×: docs/performance.md) but 0.66–1.16× on independent runs, with 0.2–1.2 s more
-    compilation of a small sweep and 0.4–0.65 s of a 16-point grid, so a CPU still draws each round in
-    its own step (``DRAW_AHEAD = 16`` opts in for a grid run many times)."""
-    if DRAW_AHEAD is None:
-        limit = None if jax.default_backend() == "gpu" else 0
+    (H100, ``benchmarks/chunk_layout.py``). On the 2-core CPU, blocks of 16 rounds made the 16-point grid
+    (16 β × 25 seeds × 2000) 1.13–1.19× as fast and compiled it 0.2 s longer (the Threefry loops of a
+    block's keys), so it pays back its compilation in one call from about 3·10⁶ agent-rounds; independent
+    runs 0.66–1.16× (a block's draws of 400 streams leave the cache). So a CPU draws ahead by default only
+    for a sweep of ``CPU_AHEAD_MIN_WORK`` agent-rounds or more whose streams serve several lanes, in
+    blocks that fit ``CPU_AHEAD_BYTES`` (docs/performance.md)."""
+    cpu_default = DRAW_AHEAD is None and jax.default_backend() != "gpu"
+    if cpu_default:
+        large = lanes >= 2 and plan.padded * lanes * horizon >= CPU_AHEAD_MIN_WORK
+        limit, max_bytes = (CPU_AHEAD if large else 0), CPU_AHEAD_BYTES
     else:
-        limit = V.check_int("DRAW_AHEAD", DRAW_AHEAD, low=0)
+        limit = None if DRAW_AHEAD is None else V.check_int("DRAW_AHEAD", DRAW_AHEAD, low=0)
+        max_bytes = AHEAD_BYTES
     if limit == 0:
         return 0
 
@@ -294,9 +306,10 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan) -> int:
         plan.base_key,
     )
     per_round = plan.padded * sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
-    cap = max(1, AHEAD_BYTES // max(per_round, 1))
+    cap = max(1, max_bytes // max(per_round, 1))
     cap = min(cap, plan.chunk if limit is None else limit)
-    return max(b for b in range(1, cap + 1) if plan.chunk % b == 0)
+    block = max(b for b in range(1, cap + 1) if plan.chunk % b == 0)
+    return 0 if cpu_default and block < 2 else block
 
 
 def _computed_once(tree: Round, t) -> Round:
@@ -661,7 +674,8 @@ def _run_algorithms(
     algorithm, the kept fields as `[S_padded, G, rounds]`, or with ``sink``, ``sink(t0, fields)`` called
     with each chunk's (a list per algorithm, rounds from ``t0`` on) and empty dicts returned."""
     args = (plan.stream_params, plan.agent_params)
-    ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan), _runs_minor()
+    lanes = plan.agent_params.shape[0] * len(make_algs)
+    ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan, lanes, horizon), _runs_minor()
     # several batched LAPACK calls at once (devices, or algorithms in lockstep) could take every thread
     per_matrix = distributed.local_cpu_devices(plan.mesh) * len(make_algs) > 1
     one_by_one = _stragglers_one_by_one(plan.mesh)
