@@ -286,6 +286,7 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan, lanes: int, horizon: i
     for a sweep of ``CPU_AHEAD_MIN_WORK`` agent-rounds or more whose streams serve several lanes, in
     blocks that fit ``CPU_AHEAD_BYTES`` (docs/performance.md)."""
     cpu_default = DRAW_AHEAD is None and jax.default_backend() != "gpu"
+    limit: int | None  # None: the whole chunk
     if cpu_default:
         large = lanes >= 2 and plan.padded * lanes * horizon >= CPU_AHEAD_MIN_WORK
         limit, max_bytes = (CPU_AHEAD if large else 0), CPU_AHEAD_BYTES
