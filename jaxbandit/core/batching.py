@@ -266,7 +266,8 @@ class _Loop:
 #: batch of ``lanes`` on their leading axis. A primitive, not a traced function: its batching rule
 #: (nested ``vmap`` s merged into one batch of all their lanes) only changes ``lanes``, and the loop is
 #: traced once, for the batch it ends up with, when the program is lowered (a ``custom_vmap`` traced the
-#: plain loop and the batched loop of every ``vmap`` level, about 0.15 s for CR-Hvt-UCB's projection).
+#: plain loop and the batched loop of every ``vmap`` level: CR-Hvt-UCB's projection under a sweep's two
+#: ``vmap`` s traced in 0.40 s, now 0.13 s, and lowers 0.14 s longer).
 _STRAGGLER_LOOP_P = jex.core.Primitive("jaxbandit_straggler_loop")
 _STRAGGLER_LOOP_P.multiple_results = True
 
@@ -277,6 +278,7 @@ def _straggler_loop_abstract(*avals, loop, tree, carry, lanes):
 
 
 def _straggler_loop_batched(args, dims, *, loop, tree, carry, lanes):
+    """The batching rule: every operand batched on its leading axis, a batch of batches merged."""
     size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
     at_front = [
         jnp.broadcast_to(a, (size, *jnp.shape(a))) if d is None else jnp.moveaxis(a, d, 0)
@@ -292,6 +294,7 @@ def _straggler_loop_batched(args, dims, *, loop, tree, carry, lanes):
 
 
 def _straggler_loop(*args, loop, tree, carry, lanes):
+    """What the primitive computes (its lowering, and its value outside ``jit``): ``_Loop.expanded``."""
     closed = loop.expanded(tree, lanes, tuple(jax.typeof(a) for a in args))
     return jex.core.jaxpr_as_fun(closed)(*args)
 
