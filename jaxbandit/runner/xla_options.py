@@ -136,11 +136,10 @@ class LibraryFunction:
     def lower_ahead(self, *args) -> None:
         """Traces and lowers the call ``self(*args)`` whose non-static arguments may be abstract
         (``jax.ShapeDtypeStruct``, with the weak types and no shardings: an array made by a program of
-        uncommitted arrays is uncommitted), so that the real call only compiles (nothing for a call
-        made before)."""
-        jitted, options = self._chosen()
-        if not _known_call(jitted, self.statics, options, args):
-            jitted.lower(*args)
+        uncommitted arrays is uncommitted), so that the real call only compiles (JAX keeps both; a call
+        made before finds them)."""
+        jitted, _ = self._chosen()
+        jitted.lower(*args)
 
 
 def _leave_out_unknown(error: RuntimeError) -> None:
@@ -200,16 +199,6 @@ def _call_key(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, args: 
     shardings = tuple(getattr(x, "sharding", None) for x in leaves)
     given = tuple(args[i] for i in statics)
     return (jitted, options, given, tree, tuple(map(jax.typeof, leaves)), shardings)
-
-
-def _known_call(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, args: tuple) -> bool:
-    """Whether a call like this one (:func:`_call_key`) was made before (False for an unhashable static
-    argument, whose call gets jit's own error)."""
-    try:
-        with _TABLES_LOCK:
-            return _call_key(jitted, statics, options, args) in _STATICS_BY_CALL
-    except TypeError:
-        return False
 
 
 def _remembered(table: collections.OrderedDict, key, default=None):
