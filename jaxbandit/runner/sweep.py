@@ -680,12 +680,18 @@ def _run_algorithms(
     # several batched LAPACK calls at once (devices, or algorithms in lockstep) could take every thread
     per_matrix = distributed.local_cpu_devices(plan.mesh) * len(make_algs) > 1
     one_by_one = _stragglers_one_by_one(plan.mesh)
-    chunk_statics: tuple = (make_algs, make_env, plan.layout, horizon, per_round, ahead, runs_minor)
-    chunk_statics += (per_matrix, one_by_one)
-    init_args = (make_algs, make_env, plan.layout, *args, plan.base_key, plan.stream_seeds)
-    carry = _initial_carry(
-        init_args, lambda c: (*chunk_statics, *args, c, np.arange(plan.chunk, dtype=np.int32))
+    chunk_statics = (
+        make_algs,
+        make_env,
+        plan.layout,
+        horizon,
+        per_round,
+        ahead,
+        runs_minor,
+        per_matrix,
+        one_by_one,
     )
+    carry = _initial_carry(make_algs, make_env, plan, chunk_statics)
     kept: dict = {}
     start_round = 0
     if ckpt_path is not None:
@@ -693,7 +699,7 @@ def _run_algorithms(
         if restored is not None:
             carry, kept, start_round = restored
             carry = distributed.shard_runs(carry, plan.mesh)
-    num_runs = plan.num_streams * plan.agent_params.shape[0] * len(make_algs)
+    num_runs = plan.num_streams * lanes
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
@@ -726,10 +732,10 @@ def _run_algorithms(
     return _per_algorithm(final, len(make_algs))
 
 
-def _initial_carry(init_args: tuple, chunk_args: Callable[[Any], tuple]) -> _StreamCarry:
-    """``_init_streams(*init_args)``, compiled on a second thread while this one traces and lowers the
-    first chunk, ``_run_chunk(*chunk_args(carry))``, for the carry's types (a sweep on one device; a
-    sharded carry's programs are made one after the other).
+def _initial_carry(make_algs, make_env, plan: _Plan, chunk_statics: tuple) -> _StreamCarry:
+    """The initial carry (``_init_streams``), its program compiled on a second thread while this one traces
+    and lowers the first chunk (``_run_chunk`` with ``chunk_statics``) for the carry's types (a sweep on
+    one device; a sharded carry's programs are made one after the other).
 
     Compiling a new sweep is tracing and lowering (Python: one core) and XLA's compilation (both cores)
     of its two programs; one after the other, a core idles through the Python. The initial states'
@@ -738,17 +744,19 @@ def _initial_carry(init_args: tuple, chunk_args: Callable[[Any], tuple]) -> _Str
     (0.3–0.5 s of a small CR-Hvt-UCB sweep on the 2-core CPU; ``benchmarks/compile_time.py``). The same
     programs.
     """
-    sharding = init_args[3].sharding  # the stream parameters'
-    if not isinstance(sharding, jax.sharding.SingleDeviceSharding):
-        return _init_streams(*init_args)
+    args = (plan.stream_params, plan.agent_params, plan.base_key, plan.stream_seeds)
+    init = functools.partial(_init_streams, make_algs, make_env, plan.layout)
+    if plan.mesh is not None:
+        return init(*args)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        compiling = pool.submit(_init_streams.compile_later(*init_args))
+        compiling = pool.submit(_init_streams.compile_later(make_algs, make_env, plan.layout, *args))
         # eval_shape, unlike a Lowered's out_info, keeps the carry's weak types (part of the trace's key)
-        shapes = jax.eval_shape(functools.partial(_init_streams, *init_args[:3]), *init_args[3:])
         placed = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=x.weak_type)
-        _run_chunk.lower_ahead(*chunk_args(jax.tree.map(placed, shapes)))
+        carry = jax.tree.map(placed, jax.eval_shape(init, *args))
+        rounds = np.arange(plan.chunk, dtype=np.int32)
+        _run_chunk.lower_ahead(*chunk_statics, plan.stream_params, plan.agent_params, carry, rounds)
         compiling.result()
-    return _init_streams(*init_args)  # the program just compiled
+    return init(*args)  # the program just compiled
 
 
 def _kept_rounds(value: Array, sel: np.ndarray) -> np.ndarray:
