@@ -312,3 +312,86 @@ def test_ellipsoid_ball_scores_match_slsqp(x64):
                 else "both"
             )
     assert cases == {"ellipsoid", "ball", "both"}
+
+
+def _textbook_forms():
+    """The unrolled Cholesky factor, triangular solves, ellipsoid norm and component dot written with
+    jnp's operators and indexing, as the library wrote them before it staged them with ``lax``."""
+
+    def cholesky(M):
+        d = M.shape[-1]
+        L = [[None] * d for _ in range(d)]
+        inv = [None] * d
+        for j in range(d):
+            diag = M[j, j] - sum((L[j][k] * L[j][k] for k in range(j)), 0.0)
+            L[j][j] = jnp.sqrt(jnp.maximum(diag, jnp.finfo(diag.dtype).tiny))
+            inv[j] = 1.0 / L[j][j]
+            for i in range(j + 1, d):
+                L[i][j] = (M[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), 0.0)) * inv[j]
+        return L, inv
+
+    def solve(M, b):
+        L, inv = cholesky(M)
+        d = len(L)
+        b = [b[i] for i in range(d)]
+        y = []
+        for i in range(d):
+            y.append((b[i] - sum((L[i][k] * y[k] for k in range(i)), 0.0)) * inv[i])
+        x = [None] * d
+        for i in reversed(range(d)):
+            x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, d)), 0.0)) * inv[i]
+        return jnp.stack(x)
+
+    def ellipsoid(A, x):
+        x_t = jnp.moveaxis(x, -1, 0)
+        terms = []
+        for i in range(x.shape[-1]):
+            inner = A[i, i] * x_t[i]
+            for j in range(i + 1, x.shape[-1]):
+                inner = inner + (2.0 * A[i, j]) * x_t[j]
+            terms.append(x_t[i] * inner)
+        quad = terms[0]
+        for term in terms[1:]:
+            quad = quad + term
+        return jnp.sqrt(jnp.maximum(quad, 0.0))
+
+    def components(a_t, b_t):
+        acc = a_t[0] * b_t[0]
+        for i in range(1, a_t.shape[0]):
+            acc = acc + a_t[i] * b_t[i]
+        return acc
+
+    return solve, ellipsoid, components
+
+
+@pytest.mark.parametrize("x64", [False, True])
+@pytest.mark.parametrize("batched", [False, True])
+def test_unrolled_forms_stage_the_textbook_equations(x64, batched):
+    """The unrolled solvers, ellipsoid norm and component dot are staged with ``lax`` operations (faster
+    to trace than jnp's) and make exactly the equations of their jnp forms: the same programs, the same
+    bits."""
+    from jaxbandit.core import linalg
+
+    solve, ellipsoid, components = _textbook_forms()
+
+    def library_solve(M, b):
+        factor = linalg._cholesky_unrolled(M)
+        d = M.shape[-1]
+        y = linalg._forward_unrolled(factor, [linalg._entry(b, i) for i in range(d)])
+        return jnp.stack(linalg._backward_unrolled(factor, y))
+
+    d, K, n = 6, 4, 3
+    with jax.enable_x64(x64):
+        dtype = jnp.float64 if x64 else jnp.float32
+        M, A, b = jnp.eye(d, dtype=dtype), jnp.ones((d, d), dtype), jnp.ones(d, dtype)
+        X, vt = jnp.ones((K, d), dtype), jnp.ones((d, K), dtype)
+        pairs = [
+            (solve, library_solve, (M, b)),
+            (ellipsoid, linalg.ellipsoid_norm, (A, X)),
+            (components, linalg.dot_components, (vt, vt)),
+        ]
+        for textbook, library, args in pairs:
+            if batched:
+                textbook, library = jax.vmap(textbook), jax.vmap(library)
+                args = tuple(jnp.broadcast_to(a, (n, *a.shape)) for a in args)
+            assert str(jax.make_jaxpr(library)(*args)) == str(jax.make_jaxpr(textbook)(*args))

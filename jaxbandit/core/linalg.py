@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from . import batching
 from .batching import lapack as lapack
@@ -52,15 +53,22 @@ def dot_components(a_t: Array, b_t: Array) -> Array:
         )
     if a_t.shape[0] > DOT_UNROLL_MAX_DIM:
         return jnp.sum(a_t * b_t, axis=0)
-    acc = a_t[0] * b_t[0]
+    acc = lax.mul(_entry(a_t, 0), _entry(b_t, 0))
     for i in range(1, a_t.shape[0]):
-        acc = acc + a_t[i] * b_t[i]
+        acc = lax.add(acc, lax.mul(_entry(a_t, i), _entry(b_t, i)))
     return acc
 
 
 def _components(x: Array) -> Array:
     """``x`` `[..., d]` as `[d, ...]`."""
     return jnp.moveaxis(x, -1, 0)
+
+
+def _entry(a: Array, *index: int) -> Array:
+    """``a[index]`` for static integers on ``a``'s leading axes: the slice and squeeze of jnp's indexing."""
+    ends = tuple(i + 1 for i in index) + a.shape[len(index) :]
+    starts = index + (0,) * (a.ndim - len(index))
+    return lax.squeeze(lax.slice(a, starts, ends), tuple(range(len(index))))
 
 
 def matvec(A: Array, x: Array) -> Array:
@@ -92,14 +100,14 @@ def ellipsoid_norm(A: Array, x: Array) -> Array:
     x_t = _components(x)
     terms = []
     for i in range(d):
-        inner = A[i, i] * x_t[i]
+        inner = lax.mul(_entry(A, i, i), _entry(x_t, i))
         for j in range(i + 1, d):
-            inner = inner + (2.0 * A[i, j]) * x_t[j]
-        terms.append(x_t[i] * inner)
+            inner = lax.add(inner, lax.mul(lax.mul(2.0, _entry(A, i, j)), _entry(x_t, j)))
+        terms.append(lax.mul(_entry(x_t, i), inner))
     quad = terms[0]
     for term in terms[1:]:
-        quad = quad + term
-    return jnp.sqrt(jnp.maximum(quad, 0.0))
+        quad = lax.add(quad, term)
+    return lax.sqrt(lax.max(quad, 0.0))
 
 
 def sherman_morrison(A: Array, u: Array, weight: Array) -> Array:
@@ -176,6 +184,19 @@ def select_ucb(contexts: Array, theta: Array, A: Array, beta: Array) -> Array:
 UNROLL_MAX_DIM = 16
 
 
+def _minus_products(first, pairs) -> Array:
+    """``first − Σ a·b`` over ``pairs`` in order, the sum from 0.0 as Python's ``sum`` makes it.
+
+    The unrolled solvers below are written in ``lax`` operations, which stage exactly the equations
+    their jnp forms did (the same program, the same bits) but trace several times faster: a jnp
+    operation is a jitted function inlined into the trace, and a projection's Newton step has ~1100 of
+    them (0.2 s of a small sweep's first call)."""
+    total: Array | float = 0.0
+    for a, b in pairs:
+        total = lax.add(total, lax.mul(a, b))
+    return lax.sub(first, total)
+
+
 def _cholesky_unrolled(M):
     """Lower Cholesky factor of ``M`` `[d, d]` as nested lists of scalars (d static and small), with the
     reciprocals of its diagonal: ``(L, inv)``. The solves multiply by ``inv``; a division costs several
@@ -184,30 +205,33 @@ def _cholesky_unrolled(M):
     L: list[list[Any]] = [[None] * d for _ in range(d)]
     inv: list[Any] = [None] * d
     for j in range(d):
-        diag = M[j, j] - sum((L[j][k] * L[j][k] for k in range(j)), 0.0)
+        diag = _minus_products(_entry(M, j, j), ((L[j][k], L[j][k]) for k in range(j)))
         # I + μA is positive definite in exact arithmetic; the floor keeps a V⁻¹ that rounding made
         # slightly indefinite (after an extreme weight) from producing NaN.
-        L[j][j] = jnp.sqrt(jnp.maximum(diag, jnp.finfo(diag.dtype).tiny))
-        inv[j] = 1.0 / L[j][j]
+        L[j][j] = lax.sqrt(lax.max(diag, jnp.finfo(diag.dtype).tiny))
+        inv[j] = lax.div(1.0, L[j][j])
         for i in range(j + 1, d):
-            L[i][j] = (M[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), 0.0)) * inv[j]
+            rest = _minus_products(_entry(M, i, j), ((L[i][k], L[j][k]) for k in range(j)))
+            L[i][j] = lax.mul(rest, inv[j])
     return L, inv
 
 
 def _forward_unrolled(factor, b):
+    """Solves L y = b for :func:`_cholesky_unrolled`'s ``factor`` and ``b`` a list of d scalars."""
     L, inv = factor
     y: list[Array] = []
     for i in range(len(L)):
-        y.append((b[i] - sum((L[i][k] * y[k] for k in range(i)), 0.0)) * inv[i])
+        y.append(lax.mul(_minus_products(b[i], ((L[i][k], y[k]) for k in range(i))), inv[i]))
     return y
 
 
 def _backward_unrolled(factor, y):
+    """Solves Lᵀx = y for :func:`_cholesky_unrolled`'s ``factor`` and ``y`` a list of d scalars."""
     L, inv = factor
     d = len(L)
-    x = [None] * d
+    x: list[Any] = [None] * d
     for i in reversed(range(d)):
-        x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, d)), 0.0)) * inv[i]
+        x[i] = lax.mul(_minus_products(y[i], ((L[k][i], x[k]) for k in range(i + 1, d))), inv[i])
     return x
 
 
@@ -223,10 +247,10 @@ def _shifted_cholesky(A):
             return _cholesky_unrolled(eye + mu * A)
 
         def forward(L, b):
-            return jnp.stack(_forward_unrolled(L, [b[i] for i in range(d)]))
+            return jnp.stack(_forward_unrolled(L, [_entry(b, i) for i in range(d)]))
 
         def backward(L, y):
-            return jnp.stack(_backward_unrolled(L, [y[i] for i in range(d)]))
+            return jnp.stack(_backward_unrolled(L, [_entry(y, i) for i in range(d)]))
     else:
         tri = jax.scipy.linalg.solve_triangular
 
