@@ -231,7 +231,9 @@ class _Loop:
             c = jax.tree.map(lambda new, old: _where_lanes(running, new, old), stepped, c)
             return c, jax.vmap(self.cond)(c, k)
 
-        s = jax.lax.while_loop(many_running, batched_iteration, (c, jax.vmap(self.cond)(c, k)))
+        s = (c, jax.vmap(self.cond)(c, k))
+        if stragglers < n:  # (a fraction of 1: the stragglers' groups from the start, no batch loop)
+            s = jax.lax.while_loop(many_running, batched_iteration, s)
 
         def any_running(s):
             return jnp.any(s[1])
