@@ -295,9 +295,11 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     ``batching.while_loop`` for d ≤ ``UNROLL_MAX_DIM``, where a run computes the same in any batch: in a
     sweep of the paper's setting about 2 % of a run's rounds leave the ball (5 of 400 runs in a round of
     the 16-point grid, on average), so the runs outside iterate in groups of 16 (the whole batch first
-    while more than 1/16 of it is outside) instead of the whole batch iterating for them. A Newton
-    iteration is ~90 small kernels whatever the batch: 400 runs with 2 % outside took ~300 µs a call
-    batched, 60–95 µs in groups of 16, ~150 µs one lane at a time (2-core CPU). (A batch of fewer than
+    while more than a quarter of it is outside) instead of the whole batch iterating for them. A Newton
+    iteration is ~90 small kernels whatever the batch, so a group costs little more than one run: 400
+    runs, µs a call with 2, 5, 10, 30, 60 and 100 % of them outside: 37, 59, 83, 235, 244, 223
+    (2-core CPU, ``benchmarks/stragglers.py``; the whole batch iterating while more than 1/16 of it is
+    outside: 36, 59, 240, 233, 238, 221). (A batch of fewer than
     ``batching.MIN_LANES`` runs keeps the plain loop.)
     """
     return _project_ball_in_metric(theta_tilde, A, radius, num_iters, batching.one_by_one_now())
@@ -353,7 +355,7 @@ def _project_ball_in_metric(theta_tilde, A, radius, num_iters: int, one_by_one: 
     if A.shape[-1] <= UNROLL_MAX_DIM:
         with batching.stragglers_one_by_one(one_by_one):
             _, _, theta, _ = batching.while_loop(
-                unfinished, newton, carry, straggler_fraction=1 / 16, straggler_group=16
+                unfinished, newton, carry, straggler_fraction=1 / 4, straggler_group=16
             )
     else:
         _, _, theta, _ = jax.lax.while_loop(unfinished, newton, carry)
