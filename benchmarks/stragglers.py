@@ -6,8 +6,9 @@ the projection of CR-Hvt-UCB (and OMD-GLB), ``linalg.project_ball_in_metric``, o
 enter (about 2 % of a run's rounds leave the ball in the paper's setting); batched, a loop runs until its
 slowest lane stops. On one CPU device (``jaxbandit.runner.sweep.STRAGGLERS_ONE_BY_ONE``) ``jb.sweep``
 runs the last lanes still going (a quarter of the batch or fewer), the refits' one by one and the
-projection's in groups of 16, in batches of ``batching.MIN_LANES`` runs or more. Each sweep below runs both ways (and with the previous code, ``--previous``, loaded beside the
-current one), compiled, timed on later calls interleaved (best of ``--repeats``), compared bitwise:
+projection's in groups of 16, in batches of ``batching.MIN_LANES`` runs or more. Each sweep below runs
+both ways (and with the previous code, ``--previous``, loaded beside the current one), compiled, timed
+on later calls interleaved (best of ``--repeats``), compared bitwise:
 
 - GAdaOFUL's Figure 1 tuning sweep for one noise setting (Student-t(3)): its 25 constants × C ∈
   {0, 100} × ``--seeds`` seeds, T = ``--horizon``;
