@@ -134,12 +134,20 @@ def test_the_block_drawn_ahead_is_the_largest_divisor_of_the_chunk_that_fits_the
     assert ahead(lanes=2) == 4  # <= 5 rounds fit the cache's share
     monkeypatch.setattr(sweep_module, "CPU_AHEAD_BYTES", 352)
     assert ahead(lanes=2) == 0  # one round at a time: each in its own step
+    for name, bad in (("CPU_AHEAD", -1), ("CPU_AHEAD_BYTES", 0), ("CPU_AHEAD_MIN_WORK", 2.5)):
+        with monkeypatch.context() as m:
+            m.setattr(sweep_module, name, bad)
+            with pytest.raises(ValueError, match=f"{name}={bad!r} is invalid"):
+                ahead(lanes=2)
     monkeypatch.setattr(sweep_module, "DRAW_AHEAD", 10)
     assert ahead() == 8  # 24's largest divisor <= 10
     monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 352 * 5)
     assert ahead() == 4  # <= 5 rounds fit
     monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 100)
     assert ahead() == 1  # not even one round fits: one at a time
+    monkeypatch.setattr(sweep_module, "AHEAD_BYTES", "1 GB")
+    with pytest.raises(ValueError, match="AHEAD_BYTES='1 GB' is invalid"):
+        ahead()
     monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 1 << 30)
     monkeypatch.setattr(sweep_module, "DRAW_AHEAD", None)
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")

@@ -261,7 +261,8 @@ def _stragglers_one_by_one(mesh) -> bool:
 #: default (a GPU: as many as memory allows; a CPU: ``CPU_AHEAD`` for a large grid, else none).
 DRAW_AHEAD: int | None = None
 
-#: The most bytes the draws of one block of rounds may take, every stream's together.
+#: The most bytes the draws of one block of rounds may take, every stream's together (each of these
+#: module constants is checked when a sweep reads it: a ValueError names a bad value).
 AHEAD_BYTES = 1 << 30
 
 #: A CPU's default for a sweep of at least ``CPU_AHEAD_MIN_WORK`` agent-rounds whose streams each serve
@@ -288,11 +289,13 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan, lanes: int, horizon: i
     cpu_default = DRAW_AHEAD is None and jax.default_backend() != "gpu"
     limit: int | None  # None: the whole chunk
     if cpu_default:
-        large = lanes >= 2 and plan.padded * lanes * horizon >= CPU_AHEAD_MIN_WORK
-        limit, max_bytes = (CPU_AHEAD if large else 0), CPU_AHEAD_BYTES
+        min_work = V.check_int("CPU_AHEAD_MIN_WORK", CPU_AHEAD_MIN_WORK, low=0)
+        large = lanes >= 2 and plan.padded * lanes * horizon >= min_work
+        limit = V.check_int("CPU_AHEAD", CPU_AHEAD, low=0) if large else 0
+        max_bytes = V.check_int("CPU_AHEAD_BYTES", CPU_AHEAD_BYTES)
     else:
         limit = None if DRAW_AHEAD is None else V.check_int("DRAW_AHEAD", DRAW_AHEAD, low=0)
-        max_bytes = AHEAD_BYTES
+        max_bytes = V.check_int("AHEAD_BYTES", AHEAD_BYTES)
     if limit == 0:
         return 0
 
