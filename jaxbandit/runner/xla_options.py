@@ -173,14 +173,16 @@ def _shared_statics(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, 
     values included), with its input and output trees, the compiler options and the arguments' devices.
     Equal texts are the same computation, so the earlier statics give the same values, and equal trees
     the same Python results."""
-    key = _call_key(jitted, statics, options, args)
+    leaves, tree = jax.tree.flatten([a for i, a in enumerate(args) if i not in statics])
+    given = tuple(args[i] for i in statics)
+    shardings = tuple(getattr(x, "sharding", None) for x in leaves)
+    key = (jitted, options, given, tree, tuple(map(jax.typeof, leaves)), shardings)
     try:
         with _TABLES_LOCK:
             shared = _remembered(_STATICS_BY_CALL, key)
     except TypeError:  # an unhashable static argument: jit's own error says which
         return args
     if shared is None:
-        _, _, given, _, _, shardings = key
         lowered = jitted.lower(*args)
         text = hashlib.sha256(lowered.as_text().encode()).hexdigest()
         devices = tuple(sorted({d.id for s in shardings if s is not None for d in s.device_set}))
@@ -190,15 +192,6 @@ def _shared_statics(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, 
             _remembered(_STATICS_BY_CALL, key, shared)
     it = iter(shared)
     return tuple(next(it) if i in statics else a for i, a in enumerate(args))
-
-
-def _call_key(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, args: tuple) -> tuple:
-    """What identifies a call: the function, its options, its static arguments, and the other arguments'
-    tree, types and shardings."""
-    leaves, tree = jax.tree.flatten([a for i, a in enumerate(args) if i not in statics])
-    shardings = tuple(getattr(x, "sharding", None) for x in leaves)
-    given = tuple(args[i] for i in statics)
-    return (jitted, options, given, tree, tuple(map(jax.typeof, leaves)), shardings)
 
 
 def _remembered(table: collections.OrderedDict, key, default=None):
