@@ -23,9 +23,10 @@ Programs are shared by what they compute: ``jit`` keys a program on its static a
 library are algorithms and factories, so a new object with the same settings (a notebook cell run again)
 would compile the same program again; :func:`library_jit` finds it by its lowered text instead.
 
-Python's cyclic garbage collector is paused while the library traces and lowers (:func:`collection_paused`):
-tracing allocates tens of thousands of short-lived objects, and the collections they set off, each
-scanning every object the process holds, were 0.14–0.19 s of a small sweep's 2.2 s first call.
+While the library traces and lowers a program (:func:`lowering`), Python's cyclic garbage collector is
+paused (tracing allocates tens of thousands of short-lived objects, and the collections they set off,
+each scanning every object the process holds, were 0.14–0.19 s of a small sweep's 2.2 s first call),
+and the Threefry hash under its random draws is lowered unrolled (``runner.threefry``; on a CPU).
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ import threading
 from collections.abc import Callable, Sequence
 
 import jax
+
+from . import threefry
 
 COMMAND_BUFFER = "FUSION,CUBLAS,CUSTOM_CALL,WHILE,CONDITIONAL"
 
@@ -110,6 +113,14 @@ def collection_paused():
                 gc.enable()
 
 
+@contextlib.contextmanager
+def lowering():
+    """How the library traces and lowers its programs: :func:`collection_paused`, and Threefry lowered by
+    ``threefry.library_lowering``."""
+    with collection_paused(), threefry.library_lowering():
+        yield
+
+
 def library_jit(static_argnums: Sequence[int], beside: bool = False) -> Callable[[Callable], LibraryFunction]:
     """``jax.jit`` with the library's compiler options, chosen when called (decorator), whose programs are
     shared by what they compute (:func:`_shared_statics`). Inside a user's own ``jit`` (where XLA accepts
@@ -139,7 +150,7 @@ class LibraryFunction:
             return self.plain(*args)
         jitted, options = self._chosen()
         try:
-            with collection_paused():
+            with lowering():
                 return jitted(*_shared_statics(jitted, self.statics, options, args))
         except ValueError as e:  # inside a user's jit with concrete arguments: options are theirs
             if not options or "compiler_options" not in str(e):
@@ -155,7 +166,7 @@ class LibraryFunction:
         the call then runs that program. An option the installed XLA refuses is left out, and the call
         compiles without it."""
         jitted, options = self._chosen()
-        with collection_paused():
+        with lowering():
             lowered = jitted.lower(*_shared_statics(jitted, self.statics, options, args))
 
         def compile_program() -> None:
@@ -172,7 +183,7 @@ class LibraryFunction:
         uncommitted arrays is uncommitted), so that the real call only compiles (JAX keeps both; a call
         made before finds them)."""
         jitted, _ = self._chosen()
-        with collection_paused():
+        with lowering():
             jitted.lower(*args)
 
 
