@@ -285,7 +285,9 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan, lanes: int, horizon: i
     block's keys), so it pays back its compilation in one call from about 3·10⁶ agent-rounds; independent
     runs 0.66–1.16× (a block's draws of 400 streams leave the cache). So a CPU draws ahead by default only
     for a sweep of ``CPU_AHEAD_MIN_WORK`` agent-rounds or more whose streams serve several lanes, in
-    blocks that fit ``CPU_AHEAD_BYTES`` (docs/performance.md)."""
+    blocks that fit ``CPU_AHEAD_BYTES`` (docs/performance.md). (Since the library's programs lower the
+    hash unrolled, ``runner.threefry``, a block no longer compiles longer, but gains less and not on every
+    grid: the 16-point grid 1.09–1.10×, Figure 1's CR tuning grid 0.95–0.96×; the rule is kept.)"""
     cpu_default = DRAW_AHEAD is None and jax.default_backend() != "gpu"
     limit: int | None  # None: the whole chunk
     if cpu_default:
