@@ -1,5 +1,7 @@
 """The library's lowering of the Threefry hash: Random123's answers, JAX's bits and numbers bitwise, and
-only in the library's own programs."""
+only in the library's own programs. (That a sweep, lowered so, equals the same runs in a user's own
+``jit(jb.simulate)``, lowered by JAX, is test_determinism's
+``test_sweep_is_deterministic_and_batch_invariant``.)"""
 
 import re
 import threading
@@ -103,15 +105,3 @@ def test_only_the_library_lowering_uses_the_unrolled_hash():
         thread.start()
         thread.join()
     assert unrolled > plain == beside[0] == lowered() > 0
-
-
-def test_a_sweep_equals_the_same_runs_in_a_users_jit():
-    """The sweep's programs lower the hash unrolled, a user's jit of jb.simulate JAX's way: equal runs."""
-    alg = jb.cr_hvt_ucb(60, 4, eps=1.0, nu=3**0.5, corruption=5.0, beta_scale=1e-2)
-    env = jb.envs.linear(4, 6, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(5.0))
-    res = jb.sweep(lambda p: alg, lambda p: env, {"C": [5.0]}, horizon=60, seeds=[3, 8], record="all")
-    for s, seed in enumerate((3, 8)):
-        key = jax.random.fold_in(jax.random.key(0), seed)
-        mine = jax.jit(lambda k: jb.simulate(alg, env, k, horizon=60))(key)
-        np.testing.assert_array_equal(res.data["regret"][0, s], np.asarray(mine.regret))
-        np.testing.assert_array_equal(res.data["action"][0, s], np.asarray(mine.action))
