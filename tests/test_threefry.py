@@ -105,3 +105,14 @@ def test_only_the_library_lowering_uses_the_unrolled_hash():
         thread.start()
         thread.join()
     assert unrolled > plain == beside[0] == lowered() > 0
+
+
+def test_without_jaxs_private_table_nothing_is_registered(monkeypatch):
+    """A JAX without the table of platform rules leaves the hash as JAX lowers it (no error at import)."""
+    from jax.interpreters import mlir
+
+    table = mlir._platform_specific_lowerings
+    before = table["cpu"][jax.extend.random.threefry2x32_p]
+    monkeypatch.delattr(mlir, "_platform_specific_lowerings")
+    threefry._register()
+    assert table["cpu"][jax.extend.random.threefry2x32_p] is before

@@ -79,7 +79,8 @@ def _hash_one_trip(k1, k2, x1, x2) -> tuple:
 
 
 def _register() -> None:
-    jax_rule = mlir._platform_specific_lowerings["cpu"].get(threefry2x32_p)
+    # JAX's own CPU rule, to fall back to (a private table: absent, the library keeps JAX's lowering)
+    jax_rule = getattr(mlir, "_platform_specific_lowerings", {}).get("cpu", {}).get(threefry2x32_p)
     if jax_rule is None:
         return
     one_trip = mlir.lower_fun(_hash_one_trip, multiple_results=True)
