@@ -116,3 +116,11 @@ def test_without_jaxs_private_table_nothing_is_registered(monkeypatch):
     monkeypatch.delattr(mlir, "_platform_specific_lowerings")
     threefry._register()
     assert table["cpu"][jax.extend.random.threefry2x32_p] is before
+
+
+def test_the_hash_takes_uint32_words_only():
+    k = jnp.zeros(3, jnp.uint32)
+    with pytest.raises(ValueError, match="x2 of dtype int32 is invalid"):
+        threefry.hash_unrolled(k, k, k, jnp.zeros(3, jnp.int32))
+    with pytest.raises(ValueError, match="k1 of dtype int is invalid"):
+        threefry.hash_unrolled(7, k, k, k)

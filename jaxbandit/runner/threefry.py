@@ -48,6 +48,10 @@ def hash_unrolled(k1, k2, x1, x2) -> tuple:
     """Threefry-2x32, 20 rounds, of the counters (x1, x2) under the key (k1, k2): uint32 arrays of one
     shape, elementwise; the five groups of four rounds written out, each followed by its key injection."""
     u32 = np.uint32
+    for name, word in (("k1", k1), ("k2", k2), ("x1", x1), ("x2", x2)):
+        if getattr(word, "dtype", None) != u32:
+            kind = getattr(word, "dtype", type(word).__name__)
+            raise ValueError(f"{name} of dtype {kind} is invalid: the hash's words must be uint32 arrays")
     keys = (k1, k2, k1 ^ k2 ^ KEY_PARITY)
     x1, x2 = x1 + keys[0], x2 + keys[1]
     for group in range(5):
