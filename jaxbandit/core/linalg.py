@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from . import batching
@@ -240,7 +241,9 @@ def _shifted_cholesky(A):
     a form ``forward``/``backward`` take), ``forward(L, b)`` solves L y = b and ``backward(L, y)`` solves
     Lᵀx = y, on `[d]` arrays. Unrolled into scalar operations for d ≤ ``UNROLL_MAX_DIM``, LAPACK above."""
     d = A.shape[-1]
-    eye = jnp.eye(d, dtype=A.dtype)
+    # a constant of the program, not a traced value: a solver loop (``batching.while_loop``) would take
+    # a traced one as an operand and copy it to every lane of the batch, every round
+    eye = np.eye(d, dtype=A.dtype)
     if d <= UNROLL_MAX_DIM:
 
         def factor(mu):
