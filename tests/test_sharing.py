@@ -84,23 +84,29 @@ def test_shared_and_unshared_runs_are_bitwise_the_runs_alone():
                         )
 
 
-@pytest.mark.parametrize("ahead, runs_minor", [(5, True), (25, False)])
-def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor):
+@pytest.mark.parametrize(
+    "ahead, runs_minor, by_component",
+    [(5, True, False), (25, False, True), (0, False, False), (0, True, True)],
+)
+def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor, by_component):
     """On a GPU a chunk's rounds are drawn ahead in blocks (a vmap over the block's rounds, then the
     rounds) and the lanes' states are carried with the runs on the minor axes: the same values as the
-    CPU's layout (each round drawn in its own step, runs major), here forced on the CPU, with several
-    lanes and with one, against the runs alone. Blocks of 5 and of the whole chunk (25), and a last
-    chunk padded past the horizon (T = 60)."""
+    CPU's layout (each round drawn in its own step, runs major, the contexts components first where
+    several lanes read a stream), here forced on the CPU, with several lanes and with one, against the
+    runs alone. Blocks of 5 and of the whole chunk (25), and a last chunk padded past the horizon (T =
+    60); the contexts components first or not, either way, in every layout."""
     from jaxbandit.runner import sweep as sweep_module
 
     grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
     lone = {"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]}
     kw = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
     assert sweep_module.DRAW_AHEAD is None and sweep_module.RUNS_MINOR is None
+    assert sweep_module.CONTEXTS_BY_COMPONENT is None
     assert jax.default_backend() == "cpu" and not sweep_module._runs_minor()
     in_step = {name: jb.sweep(make_alg, make_env, g, **kw) for name, g in (("grid", grid), ("lone", lone))}
     monkeypatch.setattr(sweep_module, "DRAW_AHEAD", ahead)
     monkeypatch.setattr(sweep_module, "RUNS_MINOR", runs_minor)
+    monkeypatch.setattr(sweep_module, "CONTEXTS_BY_COMPONENT", by_component)
     for name, g in (("grid", grid), ("lone", lone)):
         drawn_ahead = jb.sweep(make_alg, make_env, g, **kw)
         for field in in_step[name].data:
@@ -158,6 +164,20 @@ def test_the_block_drawn_ahead_is_the_largest_divisor_of_the_chunk_that_fits_the
     monkeypatch.setattr(sweep_module, "RUNS_MINOR", "yes")
     with pytest.raises(ValueError, match="RUNS_MINOR='yes' is invalid"):
         sweep_module._runs_minor()
+
+
+def test_contexts_are_components_first_by_default_on_a_cpu_where_several_lanes_read_a_stream(monkeypatch):
+    from jaxbandit.runner import sweep as sweep_module
+
+    assert sweep_module.CONTEXTS_BY_COMPONENT is None and jax.default_backend() == "cpu"
+    assert not sweep_module._contexts_by_component(1) and sweep_module._contexts_by_component(2)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert not sweep_module._contexts_by_component(16)  # not measured on a GPU: its layout kept
+    monkeypatch.setattr(sweep_module, "CONTEXTS_BY_COMPONENT", True)
+    assert sweep_module._contexts_by_component(1)
+    monkeypatch.setattr(sweep_module, "CONTEXTS_BY_COMPONENT", 1)
+    with pytest.raises(ValueError, match="CONTEXTS_BY_COMPONENT=1 is invalid"):
+        sweep_module._contexts_by_component(2)
 
 
 def test_algorithms_in_lockstep_are_bitwise_the_algorithms_run_apart():

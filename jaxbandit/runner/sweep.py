@@ -121,7 +121,7 @@ def _init_streams(make_algs, make_env, layout: _Layout, stream_params, agent_par
     return jax.vmap(per_stream)(stream_params, stream_seeds)
 
 
-@library_jit(static_argnums=(0, 1, 2, 3, 4, 5, 6, 7, 8))
+@library_jit(static_argnums=(0, 1, 2, 3, 4, 5, 6, 7, 8, 9))
 def _run_chunk(
     make_algs,
     make_env,
@@ -130,6 +130,7 @@ def _run_chunk(
     per_round: bool,
     ahead: int,
     runs_minor: bool,
+    by_component: bool,
     lapack_per_matrix: bool,
     stragglers_one_by_one: bool,
     stream_params,
@@ -148,11 +149,12 @@ def _run_chunk(
     0: each round draws in its own step, the draw :func:`_computed_once` per stream before the lanes read
     it (left to itself, XLA fuses the contexts' arithmetic into every lane's UCB sums, each lane computing
     it again: a 16-point grid ran 1.5× slower so). ``runs_minor``: the rounds carry the lanes' states
-    `[..., S, G]` (see ``RUNS_MINOR``). ``lapack_per_matrix``: the algorithms' LAPACK calls run one matrix
-    per call (``batching.lapack_per_matrix``; set where several could run at once on a CPU's thread pool:
-    several CPU devices, or several algorithms in lockstep). ``stragglers_one_by_one``: the algorithms'
-    solver loops (``batching.while_loop``) run their last lanes still going one by one (set on one CPU
-    device). The same values every way."""
+    `[..., S, G]` (see ``RUNS_MINOR``). ``by_component``: each stream's contexts are materialised
+    components first (see ``CONTEXTS_BY_COMPONENT``). ``lapack_per_matrix``: the algorithms' LAPACK calls
+    run one matrix per call (``batching.lapack_per_matrix``; set where several could run at once on a
+    CPU's thread pool: several CPU devices, or several algorithms in lockstep). ``stragglers_one_by_one``:
+    the algorithms' solver loops (``batching.while_loop``) run their last lanes still going one by one
+    (set on one CPU device). The same values every way."""
 
     def draw(sp, round_key, theta_star, t) -> Round:
         stream = make_env(_point(layout, sp, agent_params[0])).stream
@@ -196,10 +198,9 @@ def _run_chunk(
 
     c = _lanes_as(carry, False, runs_minor)
     if not ahead:
-        shared = agent_params.shape[0] * len(make_algs) >= 2  # several lanes read each stream's draw
 
         def step(c: _StreamCarry, t):
-            per_stream = lambda sp, k, th: _computed_once(draw(sp, k, th, t), t, shared)
+            per_stream = lambda sp, k, th: _computed_once(draw(sp, k, th, t), t, by_component)
             rnds = jax.vmap(per_stream)(stream_params, c.round_key, c.theta_star)
             return play_all(c, t, rnds)
 
@@ -210,7 +211,9 @@ def _run_chunk(
             per_stream = lambda sp, k, th: jax.vmap(lambda t: draw(sp, k, th, t))(ts)
             # [ahead, S, ...]: the scan below takes them round by round
             rnds = jax.vmap(per_stream, out_axes=1)(stream_params, c.round_key, c.theta_star)
-            return jax.lax.scan(lambda c, tr: play_all(c, *tr), c, (ts, rnds))
+            # the block's contexts materialised [ahead, S, d, K] (they are the inner scan's input)
+            swap = lambda r: r._replace(contexts=jnp.swapaxes(r.contexts, -1, -2)) if by_component else r
+            return jax.lax.scan(lambda c, tr: play_all(c, tr[0], swap(tr[1])), c, (ts, swap(rnds)))
 
         c, out = jax.lax.scan(block, c, rounds.reshape(-1, ahead))
         out = jax.tree.map(lambda v: v.reshape(-1, *v.shape[2:]), out)
@@ -239,6 +242,25 @@ RUNS_MINOR: bool | None = None
 def _runs_minor() -> bool:
     """Whether the next chunk carries the runs on the minor axes: ``RUNS_MINOR``, or the backend's default."""
     return jax.default_backend() == "gpu" if RUNS_MINOR is None else V.check_flag("RUNS_MINOR", RUNS_MINOR)
+
+
+#: Whether a chunk materialises each stream's contexts components first (`[d, K]`, handed to the lanes as
+#: a transposed view `[K, d]`); None: the default (a CPU, where several lanes read each stream: yes;
+#: otherwise no). The agents' sums run over the components (``linalg.dot``, ``linalg.ellipsoid_norm``:
+#: one `[K]` slab per component), so XLA cancels the two transposes and each lane reads a component's K
+#: values contiguously, where from `[K, d]` it read them at stride d. The same values either way. 2-core
+#: CPU: the 16-point grid 1.03–1.05× as fast (drawn ahead 1.02×), Figure 1's CR tuning grid 1.03× (drawn
+#: ahead 1.05×); 400 independent runs, one lane a stream, 0.96× (the transposed write cost more than it
+#: saved); not measured on a GPU.
+CONTEXTS_BY_COMPONENT: bool | None = None
+
+
+def _contexts_by_component(lanes: int) -> bool:
+    """Whether the next chunk, of ``lanes`` lanes a stream, materialises the contexts components first:
+    ``CONTEXTS_BY_COMPONENT``, or the default."""
+    if CONTEXTS_BY_COMPONENT is None:
+        return lanes >= 2 and jax.default_backend() != "gpu"
+    return V.check_flag("CONTEXTS_BY_COMPONENT", CONTEXTS_BY_COMPONENT)
 
 
 #: Whether a chunk's solver loops (``batching.while_loop``: GAdaOFUL's and Heavy-OFUL's refits, CR-Hvt-UCB's
@@ -326,11 +348,7 @@ def _computed_once(tree: Round, t, components_first: bool) -> Round:
     too, but compiles the draw twice: +2–3 s.)
 
     ``components_first``: the contexts are materialised as their transpose `[d, K]` and handed on as a
-    transposed view `[K, d]`. The agents' sums run over the components (``linalg.dot``,
-    ``linalg.ellipsoid_norm``: one `[K]` slab per component), so XLA cancels the two transposes and each
-    lane reads a component's K values contiguously, where from `[K, d]` it read them at stride d: the
-    16-point grid's round 1.03–1.05× as fast. Set where several lanes read a stream's contexts; one lane
-    (independent runs) paid more for the transposed write than it gained (0.96×). The same values."""
+    transposed view `[K, d]` (see ``CONTEXTS_BY_COMPONENT``)."""
     trips = (t >= 0).astype(jnp.int32)
 
     def trip(carry):
@@ -693,6 +711,7 @@ def _run_algorithms(
     args = (plan.stream_params, plan.agent_params)
     lanes = plan.agent_params.shape[0] * len(make_algs)
     ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan, lanes, horizon), _runs_minor()
+    by_component = _contexts_by_component(lanes)
     # several batched LAPACK calls at once (devices, or algorithms in lockstep) could take every thread
     per_matrix = distributed.local_cpu_devices(plan.mesh) * len(make_algs) > 1
     one_by_one = _stragglers_one_by_one(plan.mesh)
@@ -704,6 +723,7 @@ def _run_algorithms(
         per_round,
         ahead,
         runs_minor,
+        by_component,
         per_matrix,
         one_by_one,
     )
