@@ -1,12 +1,15 @@
-"""Layouts of a sweep's chunk against each other, in one process: rounds drawn ahead, runs minor.
+"""Layouts of a sweep's chunk against each other, in one process: rounds drawn ahead, runs minor, the
+contexts components first.
 
 ``jb.sweep`` can draw a block of a stream's rounds at once (a ``vmap`` over the block's rounds) before
 the rounds run, so the stream's loops (the Student-t sampler's rejection loop) run once a block, not once
-a round; and it can carry the runs' states with the runs on the minor axes (`[..., S, G]`). This times
+a round; it can carry the runs' states with the runs on the minor axes (`[..., S, G]`); and it can keep
+each stream's contexts components first (`[d, K]`, ``CONTEXTS_BY_COMPONENT``). This times
 grid_sweep.py's sweeps (16 β × ``--seeds`` seeds, Figure 1's CR tuning grid, ``--independent`` runs)
-with each layout of ``--layouts`` (``AHEAD:MINOR``; AHEAD 0: a round draws in its own step; MINOR 1:
-runs minor; "auto" for either: the backend's default), interleaved, best of ``--repeats``, and checks
-that every layout gives bitwise the same results.
+with each layout of ``--layouts`` (``AHEAD:MINOR[:BY_COMPONENT]``; AHEAD 0: a round draws in its own
+step; MINOR 1: runs minor; BY_COMPONENT 1: the contexts components first; "auto" for any, and for a
+BY_COMPONENT left out: the backend's default), interleaved, best of ``--repeats``, and checks that every
+layout gives bitwise the same results (e.g. ``--layouts auto:auto:0,auto:auto:1`` on a GPU).
 
     python benchmarks/chunk_layout.py [--layouts 0:0,96:0,96:1] [--seeds 25] [--independent 400]
                                       [--sweeps grid16 tuning independent]
@@ -44,9 +47,10 @@ def main(argv=None):
     for name, (fn, runs, horizon) in calls.items():
 
         def variant(layout, fn=fn):
-            ahead, minor = layout.split(":")
+            ahead, minor, by_component = (layout.split(":") + ["auto"])[:3]
             sweep_module.DRAW_AHEAD = None if ahead == "auto" else int(ahead)
             sweep_module.RUNS_MINOR = None if minor == "auto" else bool(int(minor))
+            sweep_module.CONTEXTS_BY_COMPONENT = None if by_component == "auto" else bool(int(by_component))
             return fn()
 
         first, results = {}, {}
@@ -74,7 +78,8 @@ def main(argv=None):
                 )
             )
             print(rows[-1], flush=True)
-    sweep_module.DRAW_AHEAD, sweep_module.RUNS_MINOR = None, None  # the backend's defaults again
+    # the backend's defaults again
+    sweep_module.DRAW_AHEAD = sweep_module.RUNS_MINOR = sweep_module.CONTEXTS_BY_COMPONENT = None
     print(f"\nagent-rounds per second, best of {args.repeats}, interleaved; {common.machine()}\n")
     common.print_table(
         rows,
