@@ -197,10 +197,12 @@ def _run_chunk(
         return _lanes_as(c, False, runs_minor), out
 
     c = _lanes_as(carry, False, runs_minor)
+    swap = functools.partial(_contexts_swapped, swapped=by_component)
     if not ahead:
 
         def step(c: _StreamCarry, t):
-            per_stream = lambda sp, k, th: _computed_once(draw(sp, k, th, t), t, by_component)
+            # materialised components first, if so, and handed on as a transposed view
+            per_stream = lambda sp, k, th: swap(_computed_once(swap(draw(sp, k, th, t)), t))
             rnds = jax.vmap(per_stream)(stream_params, c.round_key, c.theta_star)
             return play_all(c, t, rnds)
 
@@ -211,8 +213,7 @@ def _run_chunk(
             per_stream = lambda sp, k, th: jax.vmap(lambda t: draw(sp, k, th, t))(ts)
             # [ahead, S, ...]: the scan below takes them round by round
             rnds = jax.vmap(per_stream, out_axes=1)(stream_params, c.round_key, c.theta_star)
-            # the block's contexts materialised [ahead, S, d, K] (they are the inner scan's input)
-            swap = lambda r: r._replace(contexts=jnp.swapaxes(r.contexts, -1, -2)) if by_component else r
+            # the block's contexts materialised [ahead, S, d, K] if so (they are the inner scan's input)
             return jax.lax.scan(lambda c, tr: play_all(c, tr[0], swap(tr[1])), c, (ts, swap(rnds)))
 
         c, out = jax.lax.scan(block, c, rounds.reshape(-1, ahead))
@@ -249,9 +250,9 @@ def _runs_minor() -> bool:
 #: otherwise no). The agents' sums run over the components (``linalg.dot``, ``linalg.ellipsoid_norm``:
 #: one `[K]` slab per component), so XLA cancels the two transposes and each lane reads a component's K
 #: values contiguously, where from `[K, d]` it read them at stride d. The same values either way. 2-core
-#: CPU: the 16-point grid 1.03–1.05× as fast (drawn ahead 1.02×), Figure 1's CR tuning grid 1.03× (drawn
-#: ahead 1.05×); 400 independent runs, one lane a stream, 0.96× (the transposed write cost more than it
-#: saved); not measured on a GPU.
+#: CPU (``benchmarks/chunk_layout.py``, grid_sweep.py): the 16-point grid 1.00–1.16× as fast (drawn ahead
+#: 1.02×), Figure 1's CR tuning grid 1.03–1.07× (drawn ahead 1.05×); 400 independent runs, one lane a
+#: stream, 0.96× (the transposed write cost more than it saved); not measured on a GPU.
 CONTEXTS_BY_COMPONENT: bool | None = None
 
 
@@ -341,24 +342,25 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan, lanes: int, horizon: i
     return 0 if cpu_default and block < 2 else block
 
 
-def _computed_once(tree: Round, t, components_first: bool) -> Round:
+def _computed_once(tree: Round, t) -> Round:
     """``tree``, materialised: the output of a loop of one trip that XLA cannot count (``t`` ≥ 0 is
     traced), so its consumers read it instead of fusing its arithmetic into themselves. (XLA's CPU
     compiler drops ``optimization_barrier`` before fusing; drawing a round ahead and carrying it works
-    too, but compiles the draw twice: +2–3 s.)
-
-    ``components_first``: the contexts are materialised as their transpose `[d, K]` and handed on as a
-    transposed view `[K, d]` (see ``CONTEXTS_BY_COMPONENT``)."""
+    too, but compiles the draw twice: +2–3 s.)"""
     trips = (t >= 0).astype(jnp.int32)
 
     def trip(carry):
         i, values = carry  # a select XLA cannot resolve: the values pass unchanged, bit for bit
         return i + 1, jax.tree.map(lambda v: jnp.where(i < 0, jnp.zeros_like(v), v), values)
 
-    if components_first:
-        tree = tree._replace(contexts=jnp.swapaxes(tree.contexts, -1, -2))
-    out = jax.lax.while_loop(lambda carry: carry[0] < trips, trip, (jnp.int32(0), tree))[1]
-    return out._replace(contexts=jnp.swapaxes(out.contexts, -1, -2)) if components_first else out
+    return jax.lax.while_loop(lambda carry: carry[0] < trips, trip, (jnp.int32(0), tree))[1]
+
+
+def _contexts_swapped(rnd: Round, swapped: bool) -> Round:
+    """``rnd`` with its contexts' last two axes swapped if ``swapped`` (`[..., K, d]` ↔ `[..., d, K]`;
+    its own inverse), else ``rnd``: a draw is materialised swapped and handed on swapped back (see
+    ``CONTEXTS_BY_COMPONENT``)."""
+    return rnd._replace(contexts=jnp.swapaxes(rnd.contexts, -1, -2)) if swapped else rnd
 
 
 def record_rounds(record, horizon: int) -> np.ndarray:
