@@ -2,6 +2,8 @@
 the axes that can by tracing the environment, never merges streams that differ, and still gives every
 run bitwise what it gives alone."""
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -129,8 +131,9 @@ def test_the_block_drawn_ahead_is_the_largest_divisor_of_the_chunk_that_fits_the
     grid = {"C": [5.0], "beta_scale": [0.5], "df": [2.5, 4.0], "S": [1.0]}
     names, axes = jb.runner.grid.grid_arrays(grid)
     layout = sweep_module._Layout(("S", "df"), ("C", "beta_scale"))
+    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 1)  # one program: its draws are every stream's
     plan = sweep_module._Plan.make(layout, names, axes, np.array([3, 8]), jax.random.key(0), None, T, 24, 1)
-    assert plan.padded == 4 and plan.chunk == 24
+    assert plan.padded == 4 and plan.chunk == 24 and plan.workers == 1
     ahead = lambda lanes=1: sweep_module._rounds_ahead(make_env, layout, plan, lanes, T)
     assert ahead() == 0 and ahead(lanes=2) == 0  # the CPU's default for a small sweep
     # the CPU's default for a large sweep (4 streams × lanes × T rounds) whose streams serve 2+ lanes
@@ -140,6 +143,11 @@ def test_the_block_drawn_ahead_is_the_largest_divisor_of_the_chunk_that_fits_the
     assert ahead(lanes=2) == 4  # <= 5 rounds fit the cache's share
     monkeypatch.setattr(sweep_module, "CPU_AHEAD_BYTES", 352)
     assert ahead(lanes=2) == 0  # one round at a time: each in its own step
+    seeds, key = np.array([3, 8]), jax.random.key(0)
+    with monkeypatch.context() as m:  # two programs of 2 streams each, 176 bytes a round: 2 rounds fit
+        m.setattr(sweep_module, "CPU_WORKERS", 2)
+        halves = sweep_module._Plan.make(layout, names, axes, seeds, key, None, T, 24, 1)
+        assert halves.workers == 2 and sweep_module._rounds_ahead(make_env, layout, halves, 2, T) == 2
     for name, bad in (("CPU_AHEAD", -1), ("CPU_AHEAD_BYTES", 0), ("CPU_AHEAD_MIN_WORK", 2.5)):
         with monkeypatch.context() as m:
             m.setattr(sweep_module, name, bad)
@@ -219,6 +227,100 @@ def test_lapack_runs_one_matrix_a_call_where_several_calls_could_run_at_once(mon
     entered.clear()
     jb.sweep({"a": tofu, "b": lambda p: jb.tofu(4, D, eps=0.5, nu=1.5)}, make_env, grid, **kw)
     assert entered and all(entered)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_groups_of_streams_on_threads_are_bitwise_one_program(monkeypatch, workers):
+    """On one CPU device the streams run in equal groups, one compiled program called from a thread per
+    group at once (``CPU_WORKERS``; 4 streams in 3 groups: padded to 6, the padding dropped): every value
+    the same as one program, for CR-Hvt-UCB and GAdaOFUL in lockstep, whose LAPACK calls then run one
+    matrix a call (several programs at once could otherwise take every pool thread and hang)."""
+    from jaxbandit.core import batching
+    from jaxbandit.runner import sweep as sweep_module
+
+    algs = {
+        "cr": make_alg,
+        "gada": lambda p: jb.gadaoful(T, D, nu=1.5, corruption=p["C"], beta_scale=p["beta_scale"]),
+    }
+    grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
+    kw = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
+    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 1)
+    one = jb.sweep(algs, make_env, grid, **kw)
+    monkeypatch.setattr(sweep_module, "CPU_WORKERS", workers)
+    entered = record_context(monkeypatch, batching, "lapack_per_matrix")
+    grouped = jb.sweep(algs, make_env, grid, **kw)
+    assert entered and all(entered)
+    assert grouped.meta["streams"] == one.meta["streams"] == 4
+    for field in one.data:
+        np.testing.assert_array_equal(grouped.data[field], one.data[field])
+    names, axes = jb.runner.grid.grid_arrays(grid)
+    layout = sweep_module._Layout(("df", "S"), ("C", "beta_scale"))
+    plan = sweep_module._Plan.make(layout, names, axes, np.array([3, 8]), jax.random.key(0), None, T, 25, 2)
+    assert plan.workers == workers and plan.padded == -(-4 // workers) * workers
+    assert {g[0].shape[0] for g in plan.groups} == {plan.padded // workers}
+
+
+def test_groups_on_threads_trace_with_the_callers_jax_settings(x64, monkeypatch):
+    """The chunk's program is traced on the calling thread, where ``jax.enable_x64`` (a thread's
+    setting) holds, and only run on the workers' threads: float64 values equal to one program's."""
+    from jaxbandit.runner import sweep as sweep_module
+
+    grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [4.0], "S": [1.0]}
+    kw = dict(horizon=T, seeds=3, record=T)
+    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 1)
+    one = jb.sweep(make_alg, make_env, grid, **kw)
+    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 2)
+    grouped = jb.sweep(make_alg, make_env, grid, **kw)
+    assert grouped.cumulative_regret.dtype == np.float64
+    np.testing.assert_array_equal(grouped.cumulative_regret, one.cumulative_regret)
+
+
+def test_an_algorithm_calling_lapack_itself_runs_its_groups_one_after_another(monkeypatch):
+    """An algorithm that calls ``jnp.linalg`` itself (not through ``batching.lapack``) makes a batched
+    LAPACK call in the sweep's program, which jaxlib 0.10 may split over the pool and block a pool thread
+    on: several such programs at once could hang. The sweep then runs its groups one after another, with
+    a warning that names the cure, and the same values."""
+    from jaxbandit.runner import sweep as sweep_module
+
+    def own(p):
+        base = make_alg(p)
+
+        def select(state, contexts):
+            spread = jnp.linalg.eigh(contexts.T @ contexts)[0]  # batched under the sweep's vmap
+            return base.select(state, contexts + 0.0 * spread[-1])
+
+        return base._replace(select=select)
+
+    grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [4.0], "S": [1.0]}
+    kw = dict(horizon=T, seeds=2, record=T)
+    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 1)
+    one = jb.sweep(own, make_env, grid, **kw)
+    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 2)
+    with pytest.warns(UserWarning, match="one after another.*batching.lapack"):
+        apart = jb.sweep(own, make_env, grid, **kw)
+    np.testing.assert_array_equal(apart.cumulative_regret, one.cumulative_regret)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the library's own algorithms: at once, no warning
+        jb.sweep(make_alg, make_env, grid, **kw)
+
+
+def test_the_cpu_runs_a_group_of_streams_on_each_core_by_default(monkeypatch):
+    import os
+
+    from jaxbandit.runner import sweep as sweep_module
+
+    assert sweep_module.CPU_WORKERS is None
+    cores = len(os.sched_getaffinity(0))
+    assert sweep_module._cpu_workers(1000, None) == cores
+    assert sweep_module._cpu_workers(1, None) == 1  # at most a group a stream
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("runs",))
+    assert sweep_module._cpu_workers(1000, mesh) == 1  # over devices: one program each
+    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 5)
+    assert sweep_module._cpu_workers(1000, None) == 5 and sweep_module._cpu_workers(3, None) == 3
+    for bad in (0, 2.5, "2"):
+        monkeypatch.setattr(sweep_module, "CPU_WORKERS", bad)
+        with pytest.raises(ValueError, match="CPU_WORKERS"):
+            sweep_module._cpu_workers(1000, None)
 
 
 def test_a_grid_axis_read_in_python_control_flow_is_named_before_anything_runs():

@@ -25,17 +25,22 @@ axes), drawn once per round, and one lane per value of the other axes, all fed t
 ``vmap`` over streams of a ``vmap`` over lanes inside one ``lax.scan`` over rounds (on a GPU, each
 chunk's rounds drawn ahead in blocks, see :func:`_rounds_ahead`). The algorithms of a
 dict run in lockstep in that scan (each lane carries one state per algorithm), so one draw serves them
-all (``lockstep=False``: one program per algorithm). A run's numbers are bitwise those of the same run
-alone (``jb.simulate``), in any batch, chunking, device count or lockstep.
+all (``lockstep=False``: one program per algorithm). On one CPU device the streams run in equal groups,
+one per core, the chunk's one program called from a thread per group at once (``CPU_WORKERS``). A
+run's numbers are bitwise those of the same run alone (``jb.simulate``), in any batch, chunking, device
+count, group count or lockstep.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import itertools
 import os
+import re
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -54,7 +59,7 @@ from . import checkpoint as checkpoint_lib
 from . import store as store_lib
 from .grid import as_factory, describe, grid_arrays, validate_grid
 from .simulate import AGENT_KEY, agent_keys, as_key, respond_and_learn
-from .xla_options import library_jit
+from .xla_options import SHARED_PROGRAMS_KEPT, library_jit
 
 Array = jax.Array
 
@@ -264,6 +269,26 @@ def _contexts_by_component(lanes: int) -> bool:
     return V.check_flag("CONTEXTS_BY_COMPONENT", CONTEXTS_BY_COMPONENT)
 
 
+#: How many programs run a sweep's chunks at once on a CPU of one device, each on its own thread over an
+#: equal group of the streams (padded to a multiple, like the streams over devices); None: the default,
+#: the cores this process may use (at most the streams). XLA runs a program's round on one core (a
+#: GAdaOFUL sweep's process used 0.95 cores), and two programs called from two threads run at once; the
+#: groups share one compiled program. 1: one program, as on a GPU or over several devices (always one
+#: there). The same values every way. 2-core CPU: see docs/performance.md ("Every core").
+CPU_WORKERS: int | None = None
+
+
+def _cpu_workers(num_streams: int, mesh) -> int:
+    """How many groups of streams a sweep of ``num_streams`` streams runs at once: ``CPU_WORKERS`` (or the
+    cores) on one CPU device, at most one group a stream; 1 on an accelerator or over a mesh."""
+    if CPU_WORKERS is not None:
+        V.check_int("CPU_WORKERS", CPU_WORKERS)
+    if mesh is not None or jax.default_backend() != "cpu":
+        return 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(num_streams, cores if CPU_WORKERS is None else CPU_WORKERS)
+
+
 #: Whether a chunk's solver loops (``batching.while_loop``: GAdaOFUL's and Heavy-OFUL's refits, CR-Hvt-UCB's
 #: and OMD-GLB's projection) run their last lanes still going apart from the batch (one by one, or in
 #: small groups); None: the default (one CPU device: yes; a GPU or several devices: no). The same values
@@ -299,7 +324,7 @@ CPU_AHEAD, CPU_AHEAD_BYTES, CPU_AHEAD_MIN_WORK = 16, 1 << 19, 1 << 22
 def _rounds_ahead(make_env, layout: _Layout, plan: _Plan, lanes: int, horizon: int) -> int:
     """How many rounds a chunk of a sweep of ``lanes`` lanes a stream and ``horizon`` rounds draws at once
     (0: each round draws in its own step): the largest divisor of the chunk up to ``DRAW_AHEAD`` whose
-    draws, every stream's, fit in ``AHEAD_BYTES`` (on a CPU by default: ``CPU_AHEAD``,
+    draws, every stream's of one program, fit in ``AHEAD_BYTES`` (on a CPU by default: ``CPU_AHEAD``,
     ``CPU_AHEAD_BYTES``, blocks of 2 or more, for a large sweep).
 
     On a GPU, each iteration of a loop in a round is kernels and a condition: drawing the chunk's rounds
@@ -331,11 +356,13 @@ def _rounds_ahead(make_env, layout: _Layout, plan: _Plan, lanes: int, horizon: i
 
     shapes = jax.eval_shape(
         one_round,
-        jax.ShapeDtypeStruct(plan.stream_params.shape[1:], plan.stream_params.dtype),
+        jax.ShapeDtypeStruct(plan.groups[0][0].shape[1:], plan.groups[0][0].dtype),
         jax.ShapeDtypeStruct(plan.agent_params.shape[1:], plan.agent_params.dtype),
         plan.base_key,
     )
-    per_round = plan.padded * sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
+    # the draws of one program's streams (each group's program runs on a core of its own)
+    streams = plan.padded // plan.workers
+    per_round = streams * sum(x.size * x.dtype.itemsize for x in jax.tree.leaves(shapes))
     cap = max(1, max_bytes // max(per_round, 1))
     cap = min(cap, plan.chunk if limit is None else limit)
     block = max(b for b in range(1, cap + 1) if plan.chunk % b == 0)
@@ -542,6 +569,8 @@ def sweep(
             factories=[describe(make_algs[name]) for name in group],
             env=describe(make_env),
         )
+        if plan.workers > 1:  # the carry is saved per group of streams
+            ident.update(workers=plan.workers)
         if out_path is not None:  # a checkpoint resumes only into the store it was written with
             ident.update(out_store=store_id)
         finger = checkpoint_lib.fingerprint(ident)
@@ -627,8 +656,9 @@ def _finish_store(writer, path) -> SweepResult:
 
 
 class _Plan(NamedTuple):
-    """How the runs are laid out: streams (stream-axis values × seeds, padded to the device count) and
-    lanes (values of the other axes), with their parameters and keys placed on the devices."""
+    """How the runs are laid out: streams (stream-axis values × seeds, padded to the device count or to
+    the workers' count) and lanes (values of the other axes), with their parameters and keys placed on
+    the devices; the streams in ``workers`` equal groups, one program each (see ``CPU_WORKERS``)."""
 
     layout: _Layout
     grid_shape: tuple[int, ...]  # sizes of the grid axes, in grid order
@@ -636,12 +666,17 @@ class _Plan(NamedTuple):
     num_seeds: int
     num_streams: int
     padded: int
-    stream_params: Array  # [S_padded, stream axes]
+    #: per group of streams (one, unless the CPU's workers split them): its parameters `[S_g, stream
+    #: axes]` and seeds `[S_g]` (stream s runs with fold_in(base_key, seed s))
+    groups: tuple[tuple[Array, Array], ...]
     agent_params: Array  # [G, lane axes]
     base_key: Array
-    stream_seeds: Array  # [S_padded]: stream s runs with fold_in(base_key, stream_seeds[s])
     mesh: Any
     chunk: int
+
+    @property
+    def workers(self) -> int:
+        return len(self.groups)
 
     @classmethod
     def make(
@@ -652,14 +687,26 @@ class _Plan(NamedTuple):
         agent_points = _product([by_name[n] for n in layout.agent_names])
         num_streams = stream_points.shape[0] * seed_ids.size
         mesh = distributed.run_mesh(devices)
-        padded = distributed.padded_size(num_streams, mesh)
+        workers = _cpu_workers(num_streams, mesh)
+        multiple = workers if mesh is None else mesh.size
+        padded = -(-num_streams // multiple) * multiple
         # stream s = (stream point s // seeds, seed s % seeds); padding repeats the last stream
         params = np.repeat(stream_points, seed_ids.size, axis=0)
         stream_seeds = np.tile(seed_ids, stream_points.shape[0])
         pad = padded - num_streams
         params = np.concatenate([params, np.repeat(params[-1:], pad, axis=0)])
         stream_seeds = np.concatenate([stream_seeds, np.repeat(stream_seeds[-1:], pad)])
-        runs = padded * agent_points.shape[0] * per_program  # outputs per round of one program
+        # converted on the host: a conversion (or a slice) on the device is one more compiled program
+        params = np.asarray(params, float_dtype())
+        size = padded // workers
+        groups = tuple(
+            (
+                distributed.shard_runs(jax.device_put(params[g * size : (g + 1) * size]), mesh),
+                distributed.shard_runs(jax.device_put(stream_seeds[g * size : (g + 1) * size]), mesh),
+            )
+            for g in range(workers)
+        )
+        runs = padded * agent_points.shape[0] * per_program  # outputs per round, every program's
         chunk = min(_default_chunk(runs, horizon) if chunk_size is None else chunk_size, horizon)
         order = tuple(names.index(n) for n in layout.stream_names + layout.agent_names)
         return cls(
@@ -669,11 +716,9 @@ class _Plan(NamedTuple):
             seed_ids.size,
             num_streams,
             padded,
-            # converted on the host: a conversion on the device is one more compiled program
-            distributed.shard_runs(jax.device_put(np.asarray(params, float_dtype())), mesh),
+            groups,
             jax.device_put(np.asarray(agent_points, float_dtype())),
             base_key,
-            distributed.shard_runs(jax.device_put(stream_seeds), mesh),
             mesh,
             chunk,
         )
@@ -710,12 +755,12 @@ def _run_algorithms(
     """Every chunk of the runs of the algorithms ``make_algs`` (in lockstep when several), checkpointed; per
     algorithm, the kept fields as `[S_padded, G, rounds]`, or with ``sink``, ``sink(t0, fields)`` called
     with each chunk's (a list per algorithm, rounds from ``t0`` on) and empty dicts returned."""
-    args = (plan.stream_params, plan.agent_params)
     lanes = plan.agent_params.shape[0] * len(make_algs)
     ahead, runs_minor = _rounds_ahead(make_env, plan.layout, plan, lanes, horizon), _runs_minor()
     by_component = _contexts_by_component(lanes)
-    # several batched LAPACK calls at once (devices, or algorithms in lockstep) could take every thread
-    per_matrix = distributed.local_cpu_devices(plan.mesh) * len(make_algs) > 1
+    # several batched LAPACK calls at once (devices, workers, or algorithms in lockstep) could take every
+    # thread of the pool
+    per_matrix = distributed.local_cpu_devices(plan.mesh) * plan.workers * len(make_algs) > 1
     one_by_one = _stragglers_one_by_one(plan.mesh)
     chunk_statics = (
         make_algs,
@@ -729,51 +774,107 @@ def _run_algorithms(
         per_matrix,
         one_by_one,
     )
-    carry = _initial_carry(make_algs, make_env, plan, chunk_statics)
+    carries = _initial_carries(make_algs, make_env, plan, chunk_statics)
     kept: dict = {}
     start_round = 0
     if ckpt_path is not None:
-        restored = checkpoint_lib.load(ckpt_path, template=carry, finger=finger)
+        restored = checkpoint_lib.load(ckpt_path, template=carries, finger=finger)
         if restored is not None:
-            carry, kept, start_round = restored
-            carry = distributed.shard_runs(carry, plan.mesh)
+            carries, kept, start_round = restored
+            carries = [distributed.shard_runs(c, plan.mesh) for c in carries]
     num_runs = plan.num_streams * lanes
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
-    for t0 in range(start_round, horizon, plan.chunk):
-        rounds = np.arange(t0, t0 + plan.chunk, dtype=np.int32)
-        carry, out = _run_chunk(*chunk_statics, *args, carry, rounds)
-        sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
-        # [S, n, G, algorithms] -> [S, G, algorithms, kept]; only kept rounds leave the device
-        stacked = {f: np.moveaxis(_kept_rounds(v, sel), 1, -1) for f, v in out.items()}
-        if sink is not None:
-            sink(t0, _per_algorithm(stacked, len(make_algs)))  # before the checkpoint: never behind it
-        else:
-            for field, value in stacked.items():
-                kept.setdefault(field, []).append(value)
-        done = min(t0 + plan.chunk, horizon)
-        if ckpt_path is not None:
-            kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}
-            carry_arrays = checkpoint_lib.gather(carry, distributed.to_host)  # every process
-            if jax.process_index() == 0:
-                checkpoint_lib.save(
-                    ckpt_path, carry_arrays=carry_arrays, kept=kept, next_round=done, finger=finger
-                )
-        if bar is not None:
-            bar.update(done - bar.n)
-            rate = num_runs * (done - start_round) / max(time.perf_counter() - start, 1e-9)
-            bar.set_postfix_str(f"{rate:.3g} agent-rounds/s")
+    with contextlib.ExitStack() as stack:
+        pool = None  # the groups one after another, here
+        if plan.workers > 1 and _may_run_at_once(chunk_statics, plan, carries[0]):
+            pool = stack.enter_context(concurrent.futures.ThreadPoolExecutor(plan.workers, "jaxbandit"))
+        for t0 in range(start_round, horizon, plan.chunk):
+            rounds = np.arange(t0, t0 + plan.chunk, dtype=np.int32)
+            sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
+            # [S, G, algorithms, kept]; only kept rounds leave the device
+            carries, stacked = _run_groups(pool, chunk_statics, plan, carries, rounds, sel)
+            if sink is not None:
+                sink(t0, _per_algorithm(stacked, len(make_algs)))  # before the checkpoint: never behind it
+            else:
+                for field, value in stacked.items():
+                    kept.setdefault(field, []).append(value)
+            done = min(t0 + plan.chunk, horizon)
+            if ckpt_path is not None:
+                kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}
+                carry_arrays = checkpoint_lib.gather(carries, distributed.to_host)  # every process
+                if jax.process_index() == 0:
+                    checkpoint_lib.save(
+                        ckpt_path, carry_arrays=carry_arrays, kept=kept, next_round=done, finger=finger
+                    )
+            if bar is not None:
+                bar.update(done - bar.n)
+                rate = num_runs * (done - start_round) / max(time.perf_counter() - start, 1e-9)
+                bar.set_postfix_str(f"{rate:.3g} agent-rounds/s")
     if bar is not None:
         bar.close()
     final = {field: np.concatenate(parts, axis=-1) for field, parts in kept.items()}
     return _per_algorithm(final, len(make_algs))
 
 
-def _initial_carry(make_algs, make_env, plan: _Plan, chunk_statics: tuple) -> _StreamCarry:
-    """The initial carry (``_init_streams``), its program compiled on a second thread while this one traces
-    and lowers the first chunk (``_run_chunk`` with ``chunk_statics``) for the carry's types (a sweep on
-    one device; a sharded carry's programs are made one after the other).
+def _run_groups(pool, chunk_statics: tuple, plan: _Plan, carries: list, rounds, sel) -> tuple[list, dict]:
+    """One chunk (``rounds``) of every group of streams: the groups' carries after it, and the kept rounds
+    ``sel`` of each output field, `[S_padded, G, algorithms, kept]` on the host.
+
+    With several groups (``pool``: a thread each), the chunk's program is compiled here, on the calling
+    thread, whose JAX settings (x64, ...) its tracing reads, and the threads only run it: two programs
+    called from two threads run at once, one on each core."""
+    here = lambda out: {f: np.moveaxis(_kept_rounds(v, sel), 1, -1) for f, v in out.items()}
+    if plan.workers == 1:
+        ((stream_params, _),) = plan.groups
+        carry, out = _run_chunk(*chunk_statics, stream_params, plan.agent_params, carries[0], rounds)
+        return [carry], here(out)
+    program = _run_chunk.compiled(*chunk_statics, plan.groups[0][0], plan.agent_params, carries[0], rounds)
+
+    def run(g: int):
+        carry, out = program(plan.groups[g][0], plan.agent_params, carries[g], rounds)
+        return carry, here(out)
+
+    done = [run(g) for g in range(plan.workers)] if pool is None else list(pool.map(run, range(plan.workers)))
+    return [c for c, _ in done], {f: np.concatenate([o[f] for _, o in done]) for f in done[0][1]}
+
+
+#: Whether each chunk program's copies may run at once (:func:`_may_run_at_once`), the oldest dropped.
+_AT_ONCE: dict = {}
+
+
+def _may_run_at_once(chunk_statics: tuple, plan: _Plan, carry) -> bool:
+    """Whether the groups' copies of the chunk's program may run at once: not if it makes a batched LAPACK
+    call (an algorithm that calls ``jnp.linalg`` itself, not through ``batching.lapack``, which a sweep
+    of several programs at once traces one matrix a call). jaxlib 0.10 splits a large batch over the
+    CPU's thread pool and blocks a pool thread until it is done: as many such calls at once as the pool
+    has threads never finish. Then the groups run one after another, with a warning."""
+    args = (plan.groups[0][0], plan.agent_params, carry, np.arange(plan.chunk, dtype=np.int32))
+    types = tuple((x.shape, x.dtype, getattr(x, "weak_type", False)) for x in jax.tree.leaves(args))
+    key = (chunk_statics, jax.tree.structure(args), types)
+    if key not in _AT_ONCE:  # reading the program's text takes ~10 ms: once per program
+        text = _run_chunk.compiled(*chunk_statics, *args).as_text() or ""
+        batched = re.findall(r'custom_call_target="lapack_[^"]*"[^\n]*?num_batch_dims="(\d+)"', text)
+        while len(_AT_ONCE) >= SHARED_PROGRAMS_KEPT:
+            _AT_ONCE.pop(next(iter(_AT_ONCE)))
+        _AT_ONCE[key] = not any(int(b) for b in batched)
+    if _AT_ONCE[key]:
+        return True
+    warnings.warn(
+        "jb.sweep runs its groups of streams one after another, not on every core (CPU_WORKERS): an "
+        "algorithm makes a batched LAPACK call (jnp.linalg), which could hang several programs at once; "
+        "call it through jaxbandit.core.batching.lapack",
+        stacklevel=4,
+    )
+    return False
+
+
+def _initial_carries(make_algs, make_env, plan: _Plan, chunk_statics: tuple) -> list:
+    """Each group's initial carry (``_init_streams``: the groups' shapes are equal, one program), its
+    program compiled on a second thread while this one traces and lowers the first chunk (``_run_chunk``
+    with ``chunk_statics``) for the carry's types (a sweep on one device; a sharded carry's programs are
+    made one after the other).
 
     Compiling a new sweep is tracing and lowering (Python: one core) and XLA's compilation (both cores)
     of its two programs; one after the other, a core idles through the Python. The initial states'
@@ -782,19 +883,19 @@ def _initial_carry(make_algs, make_env, plan: _Plan, chunk_statics: tuple) -> _S
     (0.3–0.5 s of a small CR-Hvt-UCB sweep on the 2-core CPU; ``benchmarks/compile_time.py``). The same
     programs.
     """
-    args = (plan.stream_params, plan.agent_params, plan.base_key, plan.stream_seeds)
     init = functools.partial(_init_streams, make_algs, make_env, plan.layout)
+    every = [(params, plan.agent_params, plan.base_key, seeds) for params, seeds in plan.groups]
     if plan.mesh is not None:
-        return init(*args)
+        return [init(*args) for args in every]
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        compiling = pool.submit(_init_streams.compile_later(make_algs, make_env, plan.layout, *args))
+        compiling = pool.submit(_init_streams.compile_later(make_algs, make_env, plan.layout, *every[0]))
         # eval_shape, unlike a Lowered's out_info, keeps the carry's weak types (part of the trace's key)
         placed = lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype, weak_type=x.weak_type)
-        carry = jax.tree.map(placed, jax.eval_shape(init, *args))
+        carry = jax.tree.map(placed, jax.eval_shape(init, *every[0]))
         rounds = np.arange(plan.chunk, dtype=np.int32)
-        _run_chunk.lower_ahead(*chunk_statics, plan.stream_params, plan.agent_params, carry, rounds)
+        _run_chunk.lower_ahead(*chunk_statics, plan.groups[0][0], plan.agent_params, carry, rounds)
         compiling.result()
-    return init(*args)  # the program just compiled
+    return [init(*args) for args in every]  # the program just compiled
 
 
 def _kept_rounds(value: Array, sel: np.ndarray) -> np.ndarray:

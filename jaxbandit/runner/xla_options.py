@@ -177,6 +177,19 @@ class LibraryFunction:
 
         return compile_program
 
+    def compiled(self, *args) -> jax.stages.Compiled:
+        """The program of the call ``self(*args)``, traced, lowered and compiled here (JAX's settings are
+        this thread's; JAX keeps it for the calls too): call it with the non-static arguments, on any
+        thread. An option the installed XLA refuses is left out, and it compiles without it."""
+        jitted, options = self._chosen()
+        with lowering():
+            lowered = jitted.lower(*_shared_statics(jitted, self.statics, options, args))
+        try:
+            return lowered.compile()
+        except RuntimeError as e:
+            _leave_out_unknown(e)
+            return self.compiled(*args)
+
     def lower_ahead(self, *args) -> None:
         """Traces and lowers the call ``self(*args)`` whose non-static arguments may be abstract
         (``jax.ShapeDtypeStruct``, with the weak types and no shardings: an array made by a program of
