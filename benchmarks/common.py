@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib
 import io
 import os
@@ -75,18 +76,25 @@ def paper_alg(T, corruption=100.0, **kw):
     return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=corruption, **kw)
 
 
-def batched_runner(alg, env, T, batch, compiler_options=None):
+def batched_runner(alg, env, T, batch, compiler_options=None, threads=1):
     """A compiled function of nothing that runs ``batch`` runs of ``T`` rounds and returns a scalar
     that depends on every round's outputs (nothing can be dead-code eliminated); ``compiler_options``
-    as for ``jax.jit``."""
+    as for ``jax.jit``. ``threads`` > 1: the runs in that many equal parts, one program, each part
+    called from a thread of its own at once (every core, as ``jb.sweep`` runs on a CPU)."""
+    if batch % threads:
+        raise ValueError(f"threads={threads} is invalid: it must divide batch={batch}")
     keys = jax.random.split(jax.random.key(0), batch)
 
     def run(keys):
         out = jax.vmap(lambda k: jb.simulate(alg, env, k, horizon=T))(keys)
         return out.regret.sum() + out.reward.sum()
 
-    compiled = jax.jit(run, compiler_options=compiler_options).lower(keys).compile()
-    return lambda: compiled(keys).block_until_ready()
+    parts = [keys[i * batch // threads : (i + 1) * batch // threads] for i in range(threads)]
+    compiled = jax.jit(run, compiler_options=compiler_options).lower(parts[0]).compile()
+    if threads == 1:
+        return lambda: compiled(keys).block_until_ready()
+    pool = concurrent.futures.ThreadPoolExecutor(threads)
+    return lambda: list(pool.map(lambda k: compiled(k).block_until_ready(), parts))
 
 
 def best_time(fn, repeats=3) -> float:

@@ -13,9 +13,10 @@ them; ``ahead``: the current code with a chunk's rounds drawn ``--ahead`` at a t
 more, which these are not: it costs compilation); ``jb.sweep`` of the
 previous code (``--previous REV``, extracted with ``git archive`` and imported as a second package); and the
 per-run bound: the do-nothing agent on the same number of independent runs, each drawing its own stream
-(what any simulator that draws a stream per run pays). Compilation is excluded (each sweep is run once
-first) and measured separately by ``compile_time.py``. Target (issue 12), 2-core CPU: ``grid16`` at
-≥ 3× the per-run bound.
+(what any simulator that draws a stream per run pays), in one program (``bound``) and split over the
+cores, a thread each, as ``jb.sweep`` runs on a CPU (``bound_cores``). Compilation is excluded (each
+sweep is run once first) and measured separately by ``compile_time.py``. Target (issue 12), 2-core CPU:
+``grid16`` at ≥ 3× the per-run bound.
 
     python benchmarks/grid_sweep.py [--previous 5f1eb40] [--repeats 3] [--ahead 16] [--quick]
 """
@@ -24,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
+import os
 import time
 
 import common
@@ -129,6 +132,11 @@ def main(argv=None):
         # call makes them: "checked" times the current code with them made every call.
         fns["checked"] = lambda fn=fns["now"]: (jb.runner.grid._VALIDATED.clear(), fn())
         fns["bound"] = common.batched_runner(common.null_agent(), common.paper_env(), horizon, runs)
+        # the same runs on every core, as jb.sweep runs its streams (CPU_WORKERS)
+        threads = math.gcd(runs, len(os.sched_getaffinity(0)))
+        fns["bound_cores"] = common.batched_runner(
+            common.null_agent(), common.paper_env(), horizon, runs, threads=threads
+        )
         best = common.interleaved_best(fns, args.repeats)
         rate = {tag: runs * horizon / s for tag, s in best.items()}
         rate.setdefault("previous", float("nan"))
@@ -140,11 +148,13 @@ def main(argv=None):
                 runs=runs,
                 rounds=horizon,
                 bound=rate["bound"],
+                bound_cores=rate["bound_cores"],
                 previous=rate["previous"],
                 now=rate["now"],
                 checked=rate["checked"],
                 ahead=rate["ahead"],
                 now_vs_bound=rate["now"] / rate["bound"],
+                now_vs_bound_cores=rate["now"] / rate["bound_cores"],
                 checked_vs_bound=rate["checked"] / rate["bound"],
                 ahead_vs_bound=rate["ahead"] / rate["bound"],
                 previous_vs_bound=rate["previous"] / rate["bound"],
@@ -167,12 +177,14 @@ def main(argv=None):
             ("runs", ""),
             ("rounds", ""),
             ("bound", ".3g"),
+            ("bound_cores", ".3g"),
             ("previous", ".3g"),
             ("now", ".3g"),
             ("checked", ".3g"),
             ("ahead", ".3g"),
             ("previous_vs_bound", ".2f"),
             ("now_vs_bound", ".2f"),
+            ("now_vs_bound_cores", ".2f"),
             ("checked_vs_bound", ".2f"),
             ("ahead_vs_bound", ".2f"),
             ("speedup", ".2f"),
