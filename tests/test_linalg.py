@@ -395,3 +395,29 @@ def test_unrolled_forms_stage_the_textbook_equations(x64, batched):
                 textbook, library = jax.vmap(textbook), jax.vmap(library)
                 args = tuple(jnp.broadcast_to(a, (n, *a.shape)) for a in args)
             assert str(jax.make_jaxpr(library)(*args)) == str(jax.make_jaxpr(textbook)(*args))
+
+
+def test_the_projection_is_traced_again_for_lapack_one_matrix_a_call():
+    """Above ``UNROLL_MAX_DIM`` the projection factors with LAPACK through ``batching.lapack``, inside a
+    jitted function whose traces JAX caches: a trace made with batched calls must not be reused inside
+    ``lapack_per_matrix`` (a sweep of several programs at once, which batched calls could hang), nor the
+    reverse."""
+    from jaxbandit.core import batching, linalg
+
+    d = linalg.UNROLL_MAX_DIM + 1
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((3, d, d)).astype(np.float32)
+    A = M @ np.swapaxes(M, 1, 2) / d + np.eye(d, dtype=np.float32)
+    theta = np.full((3, d), 2.0, np.float32)
+
+    def batched_lapack_calls() -> list[str]:
+        project = jax.vmap(lambda t, a: linalg.project_ball_in_metric(t, a, jnp.float32(0.5)))
+        text = jax.jit(project).lower(theta, A).as_text()  # a new jit: traced again, inner caches kept
+        calls = [line for line in text.splitlines() if "custom_call @lapack_" in line]
+        assert calls
+        return [line for line in calls if 'num_batch_dims = "0"' not in line]
+
+    assert batched_lapack_calls()
+    with batching.lapack_per_matrix():
+        assert not batched_lapack_calls()
+    assert batched_lapack_calls()

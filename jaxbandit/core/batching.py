@@ -91,6 +91,14 @@ def lapack_per_matrix(enabled: bool = True) -> contextlib.AbstractContextManager
     return _rule_enabled(_LAPACK_PER_MATRIX, enabled)
 
 
+def lapack_per_matrix_now() -> bool:
+    """Whether :func:`lapack` calls traced now run one matrix per call (within :func:`lapack_per_matrix`).
+    A jitted function that calls :func:`lapack` takes it as a static argument, like
+    :func:`one_by_one_now`: JAX's cache of its traces does not see the context, and a trace made outside
+    it reused within would call LAPACK batched where several calls could run at once."""
+    return _LAPACK_PER_MATRIX.get()
+
+
 def lapack(fn: Callable, *args: Array) -> Any:
     """``fn(*args)``: a LAPACK routine (``jnp.linalg.eigh``, ``jnp.linalg.cholesky``, a triangular
     solve) on one run's operands.

@@ -305,12 +305,18 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     outside: 36, 59, 240, 233, 238, 221). (A batch of fewer than
     ``batching.MIN_LANES`` runs keeps the plain loop.)
     """
-    return _project_ball_in_metric(theta_tilde, A, radius, num_iters, batching.one_by_one_now())
+    return _project_ball_in_metric(
+        theta_tilde, A, radius, num_iters, batching.one_by_one_now(), batching.lapack_per_matrix_now()
+    )
 
 
-@functools.partial(jax.jit, static_argnames=("num_iters", "one_by_one"))
-def _project_ball_in_metric(theta_tilde, A, radius, num_iters: int, one_by_one: bool) -> Array:
-    """:func:`project_ball_in_metric`, jitted; ``one_by_one``: ``batching.one_by_one_now()`` of the caller."""
+@functools.partial(jax.jit, static_argnames=("num_iters", "one_by_one", "per_matrix"))
+def _project_ball_in_metric(
+    theta_tilde, A, radius, num_iters: int, one_by_one: bool, per_matrix: bool
+) -> Array:
+    """:func:`project_ball_in_metric`, jitted; ``one_by_one``, ``per_matrix``: ``batching.one_by_one_now()``
+    and ``batching.lapack_per_matrix_now()`` of the caller: part of the trace's key, as the trace follows
+    the caller's rules."""
     factor, forward, backward = _shifted_cholesky(A)
     norm_tilde = norm(theta_tilde)
     outside = norm_tilde > radius
