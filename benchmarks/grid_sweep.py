@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import os
 import time
 
 import common
@@ -133,7 +132,7 @@ def main(argv=None):
         fns["checked"] = lambda fn=fns["now"]: (jb.runner.grid._VALIDATED.clear(), fn())
         fns["bound"] = common.batched_runner(common.null_agent(), common.paper_env(), horizon, runs)
         # the same runs on every core, as jb.sweep runs its streams (CPU_WORKERS)
-        threads = math.gcd(runs, len(os.sched_getaffinity(0)))
+        threads = math.gcd(runs, jb.runner.sweep._cpu_workers(runs, None))
         fns["bound_cores"] = common.batched_runner(
             common.null_agent(), common.paper_env(), horizon, runs, threads=threads
         )

@@ -33,6 +33,7 @@ count, group count or lockstep.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import contextlib
 import functools
@@ -59,7 +60,7 @@ from . import checkpoint as checkpoint_lib
 from . import store as store_lib
 from .grid import as_factory, describe, grid_arrays, validate_grid
 from .simulate import AGENT_KEY, agent_keys, as_key, respond_and_learn
-from .xla_options import SHARED_PROGRAMS_KEPT, library_jit
+from .xla_options import _remembered, library_jit
 
 Array = jax.Array
 
@@ -840,8 +841,9 @@ def _run_groups(pool, chunk_statics: tuple, plan: _Plan, carries: list, rounds, 
     return [c for c, _ in done], {f: np.concatenate([o[f] for _, o in done]) for f in done[0][1]}
 
 
-#: Whether each chunk program's copies may run at once (:func:`_may_run_at_once`), the oldest dropped.
-_AT_ONCE: dict = {}
+#: Whether each chunk program's copies may run at once (:func:`_may_run_at_once`), the least recently
+#: used dropped (``xla_options._remembered``).
+_AT_ONCE: collections.OrderedDict = collections.OrderedDict()
 
 
 def _may_run_at_once(chunk_statics: tuple, plan: _Plan, carry) -> bool:
@@ -851,15 +853,14 @@ def _may_run_at_once(chunk_statics: tuple, plan: _Plan, carry) -> bool:
     CPU's thread pool and blocks a pool thread until it is done: as many such calls at once as the pool
     has threads never finish. Then the groups run one after another, with a warning."""
     args = (plan.groups[0][0], plan.agent_params, carry, np.arange(plan.chunk, dtype=np.int32))
-    types = tuple((x.shape, x.dtype, getattr(x, "weak_type", False)) for x in jax.tree.leaves(args))
-    key = (chunk_statics, jax.tree.structure(args), types)
-    if key not in _AT_ONCE:  # reading the program's text takes ~10 ms: once per program
+    leaves, tree = jax.tree.flatten(args)
+    key = (chunk_statics, tree, tuple(map(jax.typeof, leaves)))
+    at_once = _remembered(_AT_ONCE, key)
+    if at_once is None:  # reading the program's text takes ~10 ms: once per program
         text = _run_chunk.compiled(*chunk_statics, *args).as_text() or ""
         batched = re.findall(r'custom_call_target="lapack_[^"]*"[^\n]*?num_batch_dims="(\d+)"', text)
-        while len(_AT_ONCE) >= SHARED_PROGRAMS_KEPT:
-            _AT_ONCE.pop(next(iter(_AT_ONCE)))
-        _AT_ONCE[key] = not any(int(b) for b in batched)
-    if _AT_ONCE[key]:
+        at_once = _remembered(_AT_ONCE, key, not any(int(b) for b in batched))
+    if at_once:
         return True
     warnings.warn(
         "jb.sweep runs its groups of streams one after another, not on every core (CPU_WORKERS): an "
