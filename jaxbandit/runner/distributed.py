@@ -34,6 +34,13 @@ def local_cpu_devices(mesh: Mesh | None) -> int:
     return sum(d.platform == "cpu" for d in local)
 
 
+def padded_size(num_runs: int, mesh: Mesh | None, groups: int = 1) -> int:
+    """``num_runs`` rounded up to a multiple of the mesh size, or without a mesh of ``groups`` (the
+    sweep's groups of streams on a CPU's cores)."""
+    n = groups if mesh is None else mesh.size
+    return -(-num_runs // n) * n
+
+
 def shard_runs(tree, mesh: Mesh | None):
     """Place every leaf's leading (run) axis across the mesh; identity on one device.
 

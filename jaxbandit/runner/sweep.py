@@ -689,8 +689,7 @@ class _Plan(NamedTuple):
         num_streams = stream_points.shape[0] * seed_ids.size
         mesh = distributed.run_mesh(devices)
         workers = _cpu_workers(num_streams, mesh)
-        multiple = workers if mesh is None else mesh.size
-        padded = -(-num_streams // multiple) * multiple
+        padded = distributed.padded_size(num_streams, mesh, workers)
         # stream s = (stream point s // seeds, seed s % seeds); padding repeats the last stream
         params = np.repeat(stream_points, seed_ids.size, axis=0)
         stream_seeds = np.tile(seed_ids, stream_points.shape[0])
