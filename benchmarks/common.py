@@ -76,6 +76,19 @@ def paper_alg(T, corruption=100.0, **kw):
     return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=corruption, **kw)
 
 
+def figure1_tuning(method: str, T: int, seeds: int):
+    """The sweep ``tune-figure1`` runs for the registered ``method`` at horizon ``T`` (its registry grid ×
+    C ∈ {0, 100} × ``seeds`` tuning seeds, the first noise setting): (zero-argument call, number of
+    runs)."""
+    from jaxbandit.experiments.figure1 import methods, settings
+
+    grid = {"noise": [0.0], "C": list(settings.C_VALUES), **methods.spec(method).grid}
+    runs = int(np.prod([len(v) for v in grid.values()])) * seeds
+    seed_ids = range(settings.TUNE_SEEDS[0], settings.TUNE_SEEDS[0] + seeds)
+    factory = methods.tune_factory(method, T)
+    return lambda: jb.sweep(factory, settings.environment, grid, horizon=T, seeds=seed_ids, record=T), runs
+
+
 def batched_runner(alg, env, T, batch, compiler_options=None, threads=1):
     """A compiled function of nothing that runs ``batch`` runs of ``T`` rounds and returns a scalar
     that depends on every round's outputs (nothing can be dead-code eliminated); ``compiler_options``

@@ -1,13 +1,21 @@
-"""Which device kernels a grid sweep's round is made of: one traced call of a CR-Hvt-UCB grid sweep (16
-``beta_scale`` values × seeds × rounds, the paper's environment), its device events summed by kernel.
+"""Which kernels a sweep's round is made of: one traced call of a CR-Hvt-UCB grid sweep (16
+``beta_scale`` values × seeds × rounds, the paper's environment), or with ``--method NAME`` the sweep
+``tune-figure1`` runs for that registered method (its registry grid × C ∈ {0, 100} × ``--seeds`` tuning
+seeds, the first noise setting), its kernels' events summed by kernel.
 
-Prints the kernels per round, the device time per round and the kernels that take the most of it (name,
-launches per round, microseconds per round, share, the jax operation it was made from). Meant for a GPU
-(on a CPU no device events are traced). With command buffers, the profiler does not see every iteration
-of a loop inside a graph (the noise sampler's rejection loop, the projection's Newton loop): profile
-with ``JAXBANDIT_COMMAND_BUFFERS=0`` to count them.
+Prints the kernels per round, the kernel time per round and the kernels that take the most of it (name,
+launches per round, microseconds per round, share, the jax operation it was made from). On a GPU the
+kernels are the device's events. With command buffers, the profiler does not see every iteration of a
+loop inside a graph (the noise sampler's rejection loop, the projection's Newton loop): profile with
+``JAXBANDIT_COMMAND_BUFFERS=0`` to count them. On a CPU they are XLA's thunks on the host
+(``--xla_cpu_enable_xprof_traceme``), each counted for its own time, not that of the thunks inside it (a
+loop's own time is its bookkeeping), with the runtime's own events (``ThunkExecutor``) as rows of their
+own. The profiler's cost per event inflates a round of many small kernels (about fourfold for
+CR-Hvt-UCB's, ``round_parts.py``): on a CPU trust the shares of large kernels (a history pass, a batched
+``eigh``), not the wall time.
 
     python benchmarks/kernel_profile.py [--seeds 10000] [--horizon 500] [--top 30] [--hlo-out F.txt.gz]
+    python benchmarks/kernel_profile.py --method gadaoful --seeds 10 --horizon 1500    # a CPU
 
 ``--hlo-out`` keeps the optimised chunk program (gzipped text), to read its fusions after the lease.
 """
@@ -15,14 +23,17 @@ with ``JAXBANDIT_COMMAND_BUFFERS=0`` to count them.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 
-# The optimised chunk program is dumped as text, to name each kernel's source operation (set before jax
-# starts a backend).
+# The optimised chunk program is dumped as text, to name each kernel's source operation, and on a machine
+# without an NVIDIA GPU XLA:CPU traces its thunks (set before jax starts a backend; only there, so that a
+# GPU machine's XLA never meets a CPU flag it might not know).
 DUMP = tempfile.mkdtemp(prefix="jaxbandit-hlo-")
+CPU_TRACE = "" if shutil.which("nvidia-smi") else " --xla_cpu_enable_xprof_traceme=true"
 os.environ["XLA_FLAGS"] = (
     f"{os.environ.get('XLA_FLAGS', '')} --xla_dump_to={DUMP} --xla_dump_hlo_as_text "
-    "--xla_dump_hlo_module_re=.*run_chunk.*"
+    f"--xla_dump_hlo_module_re=.*run_chunk.*{CPU_TRACE}"
 ).strip()
 
 import argparse  # noqa: E402
@@ -58,13 +69,36 @@ def source_operations(dump: str) -> dict:
     return names
 
 
-def device_events(xplane: str):
-    """(line name, event name, duration in ns) of every event on a device plane of the trace."""
-    for plane in ProfileData.from_file(xplane).planes:
-        if plane.name.startswith("/device:"):
-            for line in plane.lines:
-                for event in line.events:
-                    yield line.name, event.name, event.duration_ns
+def kernel_events(xplane: str):
+    """(line name, event name, its own duration in ns) of every kernel event of the trace: a device
+    plane's events, or where the trace has no device plane (a CPU), the host's XLA events (not the
+    Python ones, named ``$…``), each less the events nested in it on its line."""
+    planes = list(ProfileData.from_file(xplane).planes)
+    devices = [p for p in planes if p.name.startswith("/device:")]
+    for plane in devices or [p for p in planes if p.name == "/host:CPU"]:
+        for line in plane.lines:
+            events = [(e.start_ns, e.duration_ns, e.name) for e in line.events if _kernel_or_runtime(e.name)]
+            yield from own_times(line.name, events)
+
+
+def _kernel_or_runtime(name: str) -> bool:
+    """Whether a host event is XLA's: not a Python one (``$…``), nor a thread waiting for a program."""
+    return not name.startswith("$") and "wait for completion" not in name
+
+
+def own_times(line: str, events: list):
+    """(line, name, own ns) of ``events`` (start, duration, name) on one line, where an event that lies
+    inside another is nested in it (a thunk in a loop's thunk) and counted out of its time."""
+    open_events: list[list] = []  # [end, name, own ns], innermost last
+    for start, duration, name in sorted(events, key=lambda e: (e[0], -e[1])):
+        while open_events and open_events[-1][0] <= start:
+            _, done, own = open_events.pop()
+            yield line, done, own
+        if open_events:
+            open_events[-1][2] -= duration
+        open_events.append([start + duration, name, duration])
+    for _, done, own in reversed(open_events):
+        yield line, done, own
 
 
 def main(argv=None):
@@ -73,10 +107,21 @@ def main(argv=None):
     parser.add_argument("--horizon", type=int, default=500, help="rounds (the projection rarely acts early)")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--hlo-out", help="write the optimised chunk program here (gzipped text)")
+    parser.add_argument("--method", help="profile tune-figure1's sweep of this registered method instead")
+    parser.add_argument(
+        "--cpu-workers",
+        type=int,
+        default=1,
+        help="jb.sweep's stream groups on a CPU (default 1: with more, LAPACK runs a matrix per call, an "
+        "event each, and GAdaOFUL's trace at T = 1500 outgrew 24 GB)",
+    )
     args = parser.parse_args(argv)
+    jb.runner.sweep.CPU_WORKERS = args.cpu_workers
     T = args.horizon
-    # grid_sweep.py's 16-point grid (its sweeps return the results on the host: each call has finished)
-    run, runs, _ = grid_sweep.sweeps(jb, T, T, False, args.seeds)["grid16"]
+    if args.method:
+        run, runs = common.figure1_tuning(args.method, T, args.seeds)
+    else:  # grid_sweep.py's 16-point grid (its sweeps return the results on the host: each call has finished)
+        run, runs, _ = grid_sweep.sweeps(jb, T, T, False, args.seeds)["grid16"]
 
     run()  # compiles
     trace_dir = tempfile.mkdtemp(prefix="jaxbandit-profile-")
@@ -89,15 +134,16 @@ def main(argv=None):
 
     by_line = collections.Counter()
     kernels = collections.defaultdict(lambda: [0, 0])  # name -> [launches, ns]
-    for line, name, ns in device_events(xplane):
+    on_device = jax.default_backend() != "cpu"
+    for line, name, ns in kernel_events(xplane):
         by_line[line] += 1
-        if "Stream" in line or "stream" in line:
+        if not on_device or "Stream" in line or "stream" in line:
             kernels[name][0] += 1
             kernels[name][1] += ns
     launches = sum(n for n, _ in kernels.values())
     busy_ns = sum(ns for _, ns in kernels.values())
     print(f"{jax.devices()[0].device_kind}: {runs} runs × {T} rounds, wall {wall:.3f} s")
-    print("device lines (events):", dict(by_line) or "none (no device plane in the trace)")
+    print("lines (events):", dict(by_line) or "none (no kernel events in the trace)")
     print(
         f"kernels per round {launches / T:.1f}, kernel time per round {busy_ns / T / 1e3:.1f} us, "
         f"wall per round {wall / T * 1e6:.1f} us ({runs * T / wall:.3g} agent-rounds/s)\n"
@@ -109,7 +155,7 @@ def main(argv=None):
             per_round=n / T,
             us_per_round=ns / T / 1e3,
             share=ns / max(busy_ns, 1),
-            source=sources.get(name, "")[-110:],
+            source=sources.get(name.replace(".", "_"), "")[-110:],
         )
         for name, (n, ns) in sorted(kernels.items(), key=lambda kv: -kv[1][1])
     ]
@@ -120,6 +166,8 @@ def main(argv=None):
     path = common.write_json(
         "kernel_profile",
         {
+            "sweep": args.method or "grid16",
+            "cpu_workers": args.cpu_workers,
             "runs": runs,
             "horizon": T,
             "wall_s": wall,
