@@ -304,11 +304,12 @@ def test_an_algorithm_calling_lapack_itself_runs_its_groups_one_after_another(mo
         jb.sweep(make_alg, make_env, grid, **kw)
 
 
-def test_the_cpu_runs_a_group_of_streams_on_each_core_by_default(monkeypatch):
+def test_the_cpu_runs_a_group_of_streams_on_each_core_by_default(monkeypatch, tmp_path):
     import os
 
     from jaxbandit.runner import sweep as sweep_module
 
+    monkeypatch.setattr(sweep_module, "CGROUP", tmp_path)  # no cgroup files: no quota
     assert sweep_module.CPU_WORKERS is None
     cores = len(os.sched_getaffinity(0))
     assert sweep_module._cpu_workers(1000, None) == cores
@@ -321,6 +322,35 @@ def test_the_cpu_runs_a_group_of_streams_on_each_core_by_default(monkeypatch):
         monkeypatch.setattr(sweep_module, "CPU_WORKERS", bad)
         with pytest.raises(ValueError, match="CPU_WORKERS"):
             sweep_module._cpu_workers(1000, None)
+
+
+@pytest.mark.parametrize(
+    "files, quota",
+    [
+        ({"cpu.max": "150000 100000\n"}, 2),  # cgroup v2, 1.5 CPUs: 2 groups
+        ({"cpu.max": "100000 100000\n"}, 1),
+        ({"cpu.max": "max 100000\n"}, None),  # no quota
+        ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3),  # cgroup v1
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({"cpu.max": "garbled\n"}, None),
+        ({}, None),
+    ],
+)
+def test_a_containers_cpu_quota_caps_the_groups(monkeypatch, tmp_path, files, quota):
+    import os
+
+    from jaxbandit.runner import sweep as sweep_module
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(sweep_module, "CGROUP", tmp_path)
+    assert sweep_module._cpu_quota() == quota
+    cores = len(os.sched_getaffinity(0))
+    expected = cores if quota is None else min(cores, quota)
+    assert sweep_module._cpu_workers(1000, None) == expected
+    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 4)  # set by the user: theirs, quota or not
+    assert sweep_module._cpu_workers(1000, None) == 4
 
 
 def test_a_grid_axis_read_in_python_control_flow_is_named_before_anything_runs():

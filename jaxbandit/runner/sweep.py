@@ -272,21 +272,48 @@ def _contexts_by_component(lanes: int) -> bool:
 
 #: How many programs run a sweep's chunks at once on a CPU of one device, each on its own thread over an
 #: equal group of the streams (padded to a multiple, like the streams over devices); None: the default,
-#: the cores this process may use (at most the streams). XLA runs a program's round on one core (a
-#: GAdaOFUL sweep's process used 0.95 cores), and two programs called from two threads run at once; the
-#: groups share one compiled program. 1: one program, as on a GPU or over several devices (always one
-#: there). The same values every way. 2-core CPU: see docs/performance.md ("Every core").
+#: the cores this process may use (its CPU affinity, capped by a cgroup CPU quota such as a container's;
+#: at most the streams). XLA runs most of a program's round on one core (a GAdaOFUL sweep's process used
+#: 0.95 cores; it spreads only large fusions, such as a history pass, over its pool), and two programs
+#: called from two threads run at once; the groups share one compiled program. 1: one program, as on a
+#: GPU or over several devices (always one there). The same values every way. 2-core CPU: see
+#: docs/performance.md ("Every core").
 CPU_WORKERS: int | None = None
+
+#: Where the cgroup file system is mounted (read for a CPU quota: cgroup v2's ``cpu.max``, v1's
+#: ``cpu/cpu.cfs_quota_us`` over ``cpu/cpu.cfs_period_us``).
+CGROUP = Path("/sys/fs/cgroup")
+
+
+def _cpu_quota() -> int | None:
+    """The whole CPUs a cgroup CPU quota gives this process, rounded up (a quota of 1.5 CPUs: 2); None
+    without a quota or where none can be read."""
+    try:
+        quota, period = (CGROUP / "cpu.max").read_text().split()[:2]
+    except (OSError, ValueError):
+        try:
+            quota = (CGROUP / "cpu" / "cpu.cfs_quota_us").read_text().strip()
+            period = (CGROUP / "cpu" / "cpu.cfs_period_us").read_text().strip()
+        except OSError:
+            return None
+    try:
+        q, p = int(quota), int(period)
+    except ValueError:  # "max": no quota
+        return None
+    return -(-q // p) if q > 0 and p > 0 else None  # v1's -1: no quota
 
 
 def _cpu_workers(num_streams: int, mesh) -> int:
     """How many groups of streams a sweep of ``num_streams`` streams runs at once: ``CPU_WORKERS`` (or the
-    cores) on one CPU device, at most one group a stream; 1 on an accelerator or over a mesh."""
+    cores, within a cgroup CPU quota) on one CPU device, at most one group a stream; 1 on an accelerator
+    or over a mesh."""
     if CPU_WORKERS is not None:
         V.check_int("CPU_WORKERS", CPU_WORKERS)
     if mesh is not None or jax.default_backend() != "cpu":
         return 1
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    quota = _cpu_quota()
+    cores = cores if quota is None else min(cores, quota)
     return min(num_streams, cores if CPU_WORKERS is None else CPU_WORKERS)
 
 
