@@ -160,14 +160,19 @@ class LibraryFunction:
             _leave_out_unknown(e)
             return self(*args)
 
+    def _lowered(self, args: tuple) -> jax.stages.Lowered:
+        """The call ``self(*args)`` traced and lowered here, with the library's options and its statics
+        shared by what they compute."""
+        jitted, options = self._chosen()
+        with lowering():
+            return jitted.lower(*_shared_statics(jitted, self.statics, options, args))
+
     def compile_later(self, *args) -> Callable[[], None]:
         """Traces and lowers the call ``self(*args)`` here, and returns what compiles its program, to run
         on another thread (XLA only, which leaves the GIL; tracing depends on this thread's JAX settings);
         the call then runs that program. An option the installed XLA refuses is left out, and the call
         compiles without it."""
-        jitted, options = self._chosen()
-        with lowering():
-            lowered = jitted.lower(*_shared_statics(jitted, self.statics, options, args))
+        lowered = self._lowered(args)
 
         def compile_program() -> None:
             try:
@@ -181,11 +186,8 @@ class LibraryFunction:
         """The program of the call ``self(*args)``, traced, lowered and compiled here (JAX's settings are
         this thread's; JAX keeps it for the calls too): call it with the non-static arguments, on any
         thread. An option the installed XLA refuses is left out, and it compiles without it."""
-        jitted, options = self._chosen()
-        with lowering():
-            lowered = jitted.lower(*_shared_statics(jitted, self.statics, options, args))
         try:
-            return lowered.compile()
+            return self._lowered(args).compile()
         except RuntimeError as e:
             _leave_out_unknown(e)
             return self.compiled(*args)
