@@ -311,10 +311,11 @@ def _cpu_workers(num_streams: int, mesh) -> int:
         V.check_int("CPU_WORKERS", CPU_WORKERS)
     if mesh is not None or jax.default_backend() != "cpu":
         return 1
+    if CPU_WORKERS is not None:  # the user's: no need to read the affinity or the quota
+        return min(num_streams, CPU_WORKERS)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     quota = _cpu_quota()
-    cores = cores if quota is None else min(cores, quota)
-    return min(num_streams, cores if CPU_WORKERS is None else CPU_WORKERS)
+    return min(num_streams, cores if quota is None else min(cores, quota))
 
 
 #: Whether a chunk's solver loops (``batching.while_loop``: GAdaOFUL's and Heavy-OFUL's refits, CR-Hvt-UCB's
