@@ -353,6 +353,16 @@ def test_a_containers_cpu_quota_caps_the_groups(monkeypatch, tmp_path, files, qu
     assert sweep_module._cpu_workers(1000, None) == 4
 
 
+def test_streams_are_padded_to_a_multiple_of_the_groups():
+    from jaxbandit.runner import distributed
+
+    assert distributed.padded_size(10, None) == 10
+    assert distributed.padded_size(10, None, 3) == 12 and distributed.padded_size(12, None, 3) == 12
+    for bad in (0, 2.5, "2", True):
+        with pytest.raises(ValueError, match="groups"):
+            distributed.padded_size(10, None, bad)
+
+
 def test_a_grid_axis_read_in_python_control_flow_is_named_before_anything_runs():
     def branching(p):
         beta = 1.0 if p["beta_scale"] > 0.3 else 0.5

@@ -14,6 +14,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from ..core import validation as V
+
 RUNS = "runs"
 
 
@@ -36,7 +38,8 @@ def local_cpu_devices(mesh: Mesh | None) -> int:
 
 def padded_size(num_runs: int, mesh: Mesh | None, groups: int = 1) -> int:
     """``num_runs`` rounded up to a multiple of the mesh size, or without a mesh of ``groups`` (the
-    sweep's groups of streams on a CPU's cores)."""
+    sweep's groups of streams on a CPU's cores; an integer ≥ 1)."""
+    groups = V.check_int("groups", groups)
     n = groups if mesh is None else mesh.size
     return -(-num_runs // n) * n
 
