@@ -6,6 +6,7 @@ batching.lapack inside lapack_per_matrix (one matrix a call, the same bits)."""
 from __future__ import annotations
 
 import functools
+import re
 
 import jax
 import jax.extend as jex
@@ -340,3 +341,98 @@ def test_the_loops_types_are_lax_while_loops():
     assert jax.eval_shape(loop, 1.0) == expected
     assert jax.eval_shape(jax.vmap(loop), jnp.arange(3.0))[0].dtype == jnp.float32
     np.testing.assert_array_equal(jax.vmap(loop)(jnp.arange(3.0))[1], [5, 4, 3])
+
+
+def _cond_any_of(true_calls: list, group: int = 16):
+    """f(p, x, s) = cond_any(p, 2x + s, x), whose true branch appends to ``true_calls`` when it runs."""
+
+    def true_fun(x, s):
+        jax.debug.callback(lambda: true_calls.append(1))
+        return 2.0 * x + s
+
+    return lambda p, x, s: batching.cond_any(p, true_fun, lambda x, s: x, x, s, group=group)
+
+
+def test_cond_any_runs_the_true_branch_only_when_a_lane_takes_it():
+    """Under two vmaps (streams × lanes), the true branch runs once for the whole batch when some lane's
+    predicate holds and not at all when none does (lax.cond would run it for every lane, always), and
+    every lane's value is its own branch's, as for the lane alone."""
+    calls: list = []
+    f = _cond_any_of(calls)
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.normal(size=(2, 3, 4)), jnp.float32)
+    batched = jax.jit(jax.vmap(jax.vmap(f, in_axes=(0, 0, None)), in_axes=(0, 0, None)))
+    none = np.zeros((2, 3), bool)
+    np.testing.assert_array_equal(np.asarray(batched(none, x, 1.0)), np.asarray(x))
+    jax.effects_barrier()
+    assert calls == []
+    some = none.copy()
+    some[1, 2] = True
+    got = np.asarray(batched(some, x, 1.0))
+    jax.effects_barrier()
+    assert len(calls) == 1
+    alone = jax.jit(f)
+    for i in range(2):
+        for j in range(3):
+            expected = np.asarray(alone(some[i, j], x[i, j], 1.0))
+            np.testing.assert_array_equal(got[i, j], expected)
+    assert not np.array_equal(got[1, 2], np.asarray(x[1, 2]))
+
+
+@pytest.mark.parametrize("taken", [1, 3, 4, 5, 9, 20])
+def test_cond_any_gives_every_lane_its_own_branch_with_few_or_many_lanes_taking_the_true_one(taken):
+    """A batch of 2 × 10 lanes, ``group`` 4: up to four lanes of a stream take the gathered path, more the
+    whole batch's; either way every lane's value is bitwise its value alone."""
+    f = _cond_any_of([], group=4)
+    rng = np.random.default_rng(taken)
+    x = jnp.asarray(rng.normal(size=(2, 10, 3)), jnp.float32)
+    p = np.zeros(20, bool)
+    p[rng.choice(20, taken, replace=False)] = True
+    p = p.reshape(2, 10)
+    got = np.asarray(jax.jit(jax.vmap(jax.vmap(f, in_axes=(0, 0, None)), in_axes=(0, 0, None)))(p, x, 0.5))
+    alone = jax.jit(f)
+    for i in range(2):
+        for j in range(10):
+            np.testing.assert_array_equal(got[i, j], np.asarray(alone(p[i, j], x[i, j], 0.5)))
+    np.testing.assert_array_equal(got[p], 2.0 * np.asarray(x)[p] + np.float32(0.5))
+    np.testing.assert_array_equal(got[~p], np.asarray(x)[~p])
+
+
+def test_cond_any_names_a_bad_group():
+    with pytest.raises(ValueError, match=r"group=0 is invalid"):
+        batching.cond_any(True, lambda: 1.0, lambda: 0.0, group=0)
+
+
+def test_cond_any_with_a_predicate_shared_by_the_batch():
+    """A predicate not batched (the same for every lane) is one lax.cond over the batch."""
+    calls: list = []
+    f = jax.jit(jax.vmap(_cond_any_of(calls), in_axes=(None, 0, None)))
+    x = jnp.arange(6.0, dtype=jnp.float32).reshape(3, 2)
+    np.testing.assert_array_equal(np.asarray(f(False, x, 1.0)), np.asarray(x))
+    np.testing.assert_array_equal(np.asarray(f(True, x, 1.0)), np.asarray(2.0 * x + 1.0))
+    jax.effects_barrier()
+    assert len(calls) == 1
+
+
+def test_cond_any_traces_its_branches_in_the_callers_contexts():
+    """The branches are batched when the program is lowered, after the call has returned: inside
+    ``lapack_per_matrix()`` a branch's LAPACK call must still take one matrix a call (a batched one
+    would make jb.sweep run its groups one after another), and outside it be one batched call."""
+    rng = np.random.default_rng(0)
+    A = jnp.asarray(np.stack([random_spd(rng, 4, 10.0) for _ in range(5)]), jnp.float32)
+
+    def f(p, A):
+        eigenvalues = lambda A: batching.lapack(jnp.linalg.eigh, A)[0]
+        return batching.cond_any(p, eigenvalues, lambda A: jnp.zeros(4, A.dtype), A, group=5)
+
+    p = jnp.ones(5, bool)
+
+    def lapack_batch_dims() -> set[str]:
+        text = jax.jit(jax.vmap(f)).lower(p, A).as_text()
+        return set(re.findall(r'custom_call @lapack_\w+.*?num_batch_dims = "(\d+)"', text))
+
+    assert lapack_batch_dims() == {"1"}
+    with batching.lapack_per_matrix():
+        assert lapack_batch_dims() == {"0"}
+        got = jax.jit(jax.vmap(f))(p, A)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(jax.jit(jax.vmap(f))(p, A)))

@@ -136,6 +136,33 @@ def lapack(fn: Callable, *args: Array) -> Any:
     return one(*args)
 
 
+def cond_any(pred: Array, true_fun: Callable, false_fun: Callable, *operands: Any, group: int = 16) -> Any:
+    """``lax.cond(pred, true_fun, false_fun, *operands)`` for one run; under ``vmap``, ``true_fun`` only
+    for the lanes whose ``pred`` holds — where ``lax.cond`` runs both branches for every lane, always.
+
+    A batch (nested ``vmap`` s count as one batch of all their lanes) runs ``false_fun`` for every lane,
+    then ``true_fun`` for the lanes whose ``pred`` holds, ``group`` at a time (gathered, the last group
+    padded), and not at all when there are none; each lane keeps its own branch's value. A lane's value
+    is its value alone wherever ``true_fun`` computes a lane the same alone and in a batch. For a branch
+    that few lanes take and that costs much more than the other (GAdaOFUL's projection onto the ball,
+    ``robust_regression``). The branches may close over traced values, as ``lax.cond`` 's may."""
+    group = V.check_int("group", group)
+    pred = jnp.asarray(pred)
+    if pred.shape != () or pred.dtype != jnp.bool_:
+        raise ValueError(
+            f"pred of shape {pred.shape} and dtype {pred.dtype} is invalid: it must be a bool scalar"
+        )
+    if not callable(true_fun) or not callable(false_fun):
+        bad, value = ("true_fun", true_fun) if not callable(true_fun) else ("false_fun", false_fun)
+        raise ValueError(f"{bad}={value!r} is invalid: it must be a function of the operands")
+    true_h, true_consts, _ = _hoisted(lambda o: true_fun(*o), operands)
+    false_h, false_consts, out = _hoisted(lambda o: false_fun(*o), operands)
+    branches = _Branches(true_h, false_h, len(true_consts), group)
+    leaves, tree = jax.tree.flatten((pred, operands, (*true_consts, *false_consts)))
+    result = _COND_ANY_P.bind(*leaves, branches=branches, tree=tree, lanes=0)
+    return jax.tree.unflatten(jax.tree.structure(out), result)
+
+
 def while_loop(
     cond_fun: Callable,
     body_fun: Callable,
@@ -195,21 +222,22 @@ def _hoisted(fun: Callable, example) -> tuple[Callable, list, Any]:
     return g, [c for c, t in zip(closed.consts, traced) if t], out_shape
 
 
-class _Loop:
-    """The loop of one :func:`while_loop` call: ``cond(c, *consts[:num_cond])``,
-    ``body(c, *consts[num_cond:])``; ``alone`` runs it for one lane, ``batch`` for a batch of lanes."""
+class _PerLane:
+    """A computation with a form for one lane (``alone``) and one for a batch of lanes on their leading
+    axis (``batch``), both on the operands ``tree`` unflattens: what a primitive of this module lowers to."""
 
-    def __init__(self, cond: Callable, body: Callable, num_cond: int, straggler_fraction: float, group: int):
-        self.cond = lambda c, k: cond(c, *k[:num_cond])
-        self.body = lambda c, k: body(c, *k[num_cond:])
-        self.straggler_fraction = straggler_fraction
-        self.group = group
+    def __init__(self) -> None:
         self._expanded: dict = {}
 
+    def alone(self, *args):
+        raise NotImplementedError
+
+    def batch(self, *args):
+        raise NotImplementedError
+
     def expanded(self, tree, lanes: int, avals: tuple) -> jex.core.ClosedJaxpr:
-        """The loop (:meth:`alone`, or :meth:`batch` of ``lanes``) on flat operands of types ``avals``
-        (``tree`` of carry and operands), traced once: a program traced again (a sweep from new factory
-        objects) lowers it again."""
+        """:meth:`alone`, or :meth:`batch` of ``lanes``, on flat operands of types ``avals``, traced once: a
+        program traced again (a sweep from new factory objects) lowers it again."""
         key = (tree, lanes, avals, MIN_LANES)
         if key not in self._expanded:
             run = lambda *args: jax.tree.leaves(
@@ -217,6 +245,18 @@ class _Loop:
             )
             self._expanded[key] = jax.make_jaxpr(run)(*avals)
         return self._expanded[key]
+
+
+class _Loop(_PerLane):
+    """The loop of one :func:`while_loop` call: ``cond(c, *consts[:num_cond])``,
+    ``body(c, *consts[num_cond:])``; ``alone`` runs it for one lane, ``batch`` for a batch of lanes."""
+
+    def __init__(self, cond: Callable, body: Callable, num_cond: int, straggler_fraction: float, group: int):
+        super().__init__()
+        self.cond = lambda c, k: cond(c, *k[:num_cond])
+        self.body = lambda c, k: body(c, *k[num_cond:])
+        self.straggler_fraction = straggler_fraction
+        self.group = group
 
     def alone(self, c, k):
         """The plain loop on one lane's carry ``c`` and operands ``k``."""
@@ -287,20 +327,26 @@ def _straggler_loop_abstract(*avals, loop, tree, carry, lanes):
     return avals[:carry]
 
 
-def _straggler_loop_batched(args, dims, *, loop, tree, carry, lanes):
-    """The batching rule: every operand batched on its leading axis, a batch of batches merged."""
-    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
-    at_front = [
-        jnp.broadcast_to(a, (size, *jnp.shape(a))) if d is None else jnp.moveaxis(a, d, 0)
-        for a, d in zip(args, dims)
-    ]
-    if lanes:  # a batch of batches: one batch of all their lanes
-        flat = [a.reshape((size * lanes, *a.shape[2:])) for a in at_front]
-        out = _STRAGGLER_LOOP_P.bind(*flat, loop=loop, tree=tree, carry=carry, lanes=size * lanes)
-        out = [a.reshape((size, lanes, *a.shape[1:])) for a in out]
-    else:
-        out = _STRAGGLER_LOOP_P.bind(*at_front, loop=loop, tree=tree, carry=carry, lanes=size)
-    return out, [0] * len(out)
+def _lanes_merged(primitive: jex.core.Primitive) -> Callable:
+    """The batching rule of ``primitive`` (a parameter ``lanes``: 0 for one lane, else the batch on the
+    leading axis of every operand): every operand batched on its leading axis, a batch of batches merged
+    into one batch of all their lanes."""
+
+    def rule(args, dims, *, lanes, **params):
+        size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+        at_front = [
+            jnp.broadcast_to(a, (size, *jnp.shape(a))) if d is None else jnp.moveaxis(a, d, 0)
+            for a, d in zip(args, dims)
+        ]
+        if lanes:  # a batch of batches: one batch of all their lanes
+            flat = [a.reshape((size * lanes, *a.shape[2:])) for a in at_front]
+            out = primitive.bind(*flat, lanes=size * lanes, **params)
+            out = [a.reshape((size, lanes, *a.shape[1:])) for a in out]
+        else:
+            out = primitive.bind(*at_front, lanes=size, **params)
+        return out, [0] * len(out)
+
+    return rule
 
 
 def _straggler_loop(*args, loop, tree, carry, lanes):
@@ -310,8 +356,71 @@ def _straggler_loop(*args, loop, tree, carry, lanes):
 
 
 _STRAGGLER_LOOP_P.def_impl(_straggler_loop)
-vmap_rules.primitive_batchers[_STRAGGLER_LOOP_P] = _straggler_loop_batched
+vmap_rules.primitive_batchers[_STRAGGLER_LOOP_P] = _lanes_merged(_STRAGGLER_LOOP_P)
 mlir.register_lowering(_STRAGGLER_LOOP_P, mlir.lower_fun(_straggler_loop, multiple_results=True))
+
+
+class _Branches(_PerLane):
+    """The branches of one :func:`cond_any` call, ``true(o, *consts[:num_true])`` and
+    ``false(o, *consts[num_true:])`` on its operands ``o``: ``alone`` for one lane, ``batch`` for a batch."""
+
+    def __init__(self, true: Callable, false: Callable, num_true: int, group: int):
+        super().__init__()
+        self.true = lambda o, k: true(o, *k[:num_true])
+        self.false = lambda o, k: false(o, *k[num_true:])
+        self.group = group
+
+    def alone(self, p, o, k):
+        return jax.lax.cond(p, lambda: self.true(o, k), lambda: self.false(o, k))
+
+    def batch(self, p, o, k):
+        """``false`` for every lane, then ``true`` for the lanes whose ``p`` holds, ``group`` at a time."""
+        n = p.shape[0]
+        group = min(self.group, n)
+
+        def next_group(s):
+            out, left = s
+            # the first `group` lanes left, padded with an index past the batch: read clipped, not written
+            idx = jnp.nonzero(left, size=group, fill_value=n)[0]
+            take = lambda a: jnp.take(a, idx, axis=0, mode="clip")
+            done = jax.vmap(self.true)(jax.tree.map(take, o), jax.tree.map(take, k))
+            out = jax.tree.map(lambda a, b: a.at[idx].set(b, mode="drop"), out, done)
+            return out, left.at[idx].set(False, mode="drop")
+
+        out = jax.vmap(self.false)(o, k)
+        out, _ = jax.lax.while_loop(lambda s: jnp.any(s[1]), next_group, (out, p))
+        return out
+
+
+#: A :func:`cond_any` call: operands the predicate, the operands' leaves and the branches' hoisted values
+#: (``tree``), for one lane (``lanes`` = 0) or a batch of ``lanes``. A primitive for the reasons
+#: ``_STRAGGLER_LOOP_P`` is one: nested ``vmap`` s become one batch, whose lanes are gathered across them,
+#: and the branches are traced once, for that batch, when the program is lowered (a ``custom_vmap`` that
+#: called itself under every ``vmap`` level compiled four copies of GAdaOFUL's projection: +5 s).
+_COND_ANY_P = jex.core.Primitive("jaxbandit_cond_any")
+_COND_ANY_P.multiple_results = True
+
+
+@_COND_ANY_P.def_abstract_eval
+def _cond_any_abstract(*avals, branches, tree, lanes):
+    if lanes:
+        one = [a.update(shape=a.shape[1:]) for a in avals]
+        return [
+            a.update(shape=(lanes, *a.shape))
+            for a in _cond_any_abstract(*one, branches=branches, tree=tree, lanes=0)
+        ]
+    return branches.expanded(tree, 0, avals).out_avals
+
+
+def _cond_any(*args, branches, tree, lanes):
+    """What the primitive computes (its lowering, and its value outside ``jit``): ``_Branches.expanded``."""
+    closed = branches.expanded(tree, lanes, tuple(jax.typeof(a) for a in args))
+    return jex.core.jaxpr_as_fun(closed)(*args)
+
+
+_COND_ANY_P.def_impl(_cond_any)
+vmap_rules.primitive_batchers[_COND_ANY_P] = _lanes_merged(_COND_ANY_P)
+mlir.register_lowering(_COND_ANY_P, mlir.lower_fun(_cond_any, multiple_results=True))
 
 
 def _batched_result(out):

@@ -236,6 +236,24 @@ def _backward_unrolled(factor, y):
     return x
 
 
+def _lapack_cholesky_parts():
+    """``(factor, forward, backward)`` by LAPACK (through ``batching.lapack``): ``factor(M)`` returns the
+    lower Cholesky factor L of a `[d, d]` symmetric positive definite M, ``forward(L, b)`` solves L y = b
+    and ``backward(L, y)`` solves Lᵀx = y, on `[d]` arrays."""
+    tri = jax.scipy.linalg.solve_triangular
+
+    def factor(M):
+        return lapack(jnp.linalg.cholesky, M)
+
+    def forward(L, b):
+        return lapack(functools.partial(tri, lower=True), L, b)
+
+    def backward(L, y):
+        return lapack(functools.partial(tri, lower=True, trans=1), L, y)
+
+    return factor, forward, backward
+
+
 def _shifted_cholesky(A):
     """``(factor, forward, backward)`` for I + μA: ``factor(mu)`` returns its lower Cholesky factor L (in
     a form ``forward``/``backward`` take), ``forward(L, b)`` solves L y = b and ``backward(L, y)`` solves
@@ -244,29 +262,29 @@ def _shifted_cholesky(A):
     # a constant of the program, not a traced value: a solver loop (``batching.while_loop``) would take
     # a traced one as an operand and copy it to every lane of the batch, every round
     eye = np.eye(d, dtype=A.dtype)
-    if d <= UNROLL_MAX_DIM:
+    if d > UNROLL_MAX_DIM:
+        factor, forward, backward = _lapack_cholesky_parts()
+        return (lambda mu: factor(eye + mu * A)), forward, backward
 
-        def factor(mu):
-            return _cholesky_unrolled(eye + mu * A)
+    def forward_unrolled(L, b):
+        return jnp.stack(_forward_unrolled(L, [_entry(b, i) for i in range(d)]))
 
-        def forward(L, b):
-            return jnp.stack(_forward_unrolled(L, [_entry(b, i) for i in range(d)]))
+    def backward_unrolled(L, y):
+        return jnp.stack(_backward_unrolled(L, [_entry(y, i) for i in range(d)]))
 
-        def backward(L, y):
-            return jnp.stack(_backward_unrolled(L, [_entry(y, i) for i in range(d)]))
-    else:
-        tri = jax.scipy.linalg.solve_triangular
+    return (lambda mu: _cholesky_unrolled(eye + mu * A)), forward_unrolled, backward_unrolled
 
-        def factor(mu):
-            return lapack(jnp.linalg.cholesky, eye + mu * A)
 
-        def forward(L, b):
-            return lapack(functools.partial(tri, lower=True), L, b)
-
-        def backward(L, y):
-            return lapack(functools.partial(tri, lower=True, trans=1), L, y)
-
-    return factor, forward, backward
+def spd_solve(A: Array, b: Array) -> Array:
+    """A⁻¹b for ``A`` `[d, d]` symmetric positive definite and ``b`` `[d]`: LAPACK's Cholesky factorisation
+    and two triangular solves, one matrix a call under ``vmap`` or one batched call (``batching.lapack``):
+    the same routine on the same bits either way, so a lane's result is its result alone. (NaN where
+    rounding left A not positive definite.) Not unrolled as :func:`_shifted_cholesky` is for small d:
+    that form ran 2× faster on a 500-lane batch of 10 × 10 matrices, but took 1.0 s to compile against
+    0.1 s, per copy in a program."""
+    factor, forward, backward = _lapack_cholesky_parts()
+    L = factor(A)
+    return backward(L, forward(L, b))
 
 
 def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iters: int = 8) -> Array:
