@@ -245,6 +245,37 @@ def test_refit_matches_scipy_constrained_solve(x64, kind, n, S, reg):
     np.testing.assert_allclose(exact, slsqp.x, atol=1e-4)
 
 
+@pytest.mark.parametrize("case", ["inside", "outside", "cholesky fails"])
+def test_newton_direction_inside_outside_and_where_cholesky_fails(x64, case):
+    """The refit's projected-Newton target against a float64 NumPy computation: the Newton point θ − H⁻¹g
+    inside the ball; its H-norm projection onto the ball outside (KKT: H(θ̄ − θ̃) + μθ̄ = 0, μ ≥ 0,
+    ‖θ̄‖ = S); and where H is not numerically positive definite (a Cholesky factor of NaN), the Newton
+    point from the eigendecomposition with eigenvalues floored at reg."""
+    rng = np.random.default_rng(3)
+    d, reg = 4, 0.5
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    eig = np.array([4.0, 2.0, 1.0, -1e-3 if case == "cholesky fails" else 0.7])
+    H = (Q * eig) @ Q.T
+    theta = 0.1 * rng.normal(size=d)
+    g = rng.normal(size=d)
+    floored = (Q * np.maximum(eig, reg)) @ Q.T
+    newton = theta - np.linalg.solve(floored, g)
+    S = 0.5 * np.linalg.norm(newton) if case == "outside" else 2.0 * np.linalg.norm(newton)
+    point = rr.Point(jnp.asarray(theta), jnp.asarray(0.0), jnp.asarray(g), jnp.asarray(H))
+    target, delta, step = jax.jit(rr._direction, static_argnums=3)(point, reg, S, 30)
+    target = np.asarray(target, np.float64)
+    tol = 1e-12 if x64 else 1e-5
+    if case != "outside":
+        np.testing.assert_allclose(target, newton, rtol=tol, atol=tol)
+    else:
+        assert abs(np.linalg.norm(target) - S) <= tol * S
+        residual = H @ (target - newton)
+        mu = -residual @ target / (target @ target)
+        assert mu > 0
+        np.testing.assert_allclose(residual + mu * target, 0.0, atol=10 * tol * np.linalg.norm(residual))
+    np.testing.assert_allclose(np.asarray(delta), target - theta, rtol=tol, atol=tol)
+
+
 def test_refit_does_not_recompile_for_new_data(x64):
     for seed in range(3):
         _, _, _, _, hist = _problem(seed, 10 + seed)
