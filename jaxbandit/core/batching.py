@@ -142,7 +142,8 @@ def cond_any(pred: Array, true_fun: Callable, false_fun: Callable, *operands: An
 
     A batch (nested ``vmap`` s count as one batch of all their lanes) runs ``false_fun`` for every lane,
     then ``true_fun`` for the lanes whose ``pred`` holds, ``group`` at a time (gathered, the last group
-    padded), and not at all when there are none; each lane keeps its own branch's value. A lane's value
+    padded) — for the whole batch at once where they are more than a quarter of it, and not at all where
+    there are none; each lane keeps its own branch's value. A lane's value
     is its value alone wherever ``true_fun`` computes a lane the same alone and in a batch. For a branch
     that few lanes take and that costs much more than the other (GAdaOFUL's projection onto the ball,
     ``robust_regression``). The branches may close over traced values, as ``lax.cond`` 's may."""
@@ -374,7 +375,9 @@ class _Branches(_PerLane):
         return jax.lax.cond(p, lambda: self.true(o, k), lambda: self.false(o, k))
 
     def batch(self, p, o, k):
-        """``false`` for every lane, then ``true`` for the lanes whose ``p`` holds, ``group`` at a time."""
+        """``false`` for every lane, then ``true`` for the lanes whose ``p`` holds: ``group`` at a time, or
+        for the whole batch at once when they are more than a quarter of it (as many groups would take
+        long: on a GPU, a batch of 10⁵ lanes half of which take it)."""
         n = p.shape[0]
         group = min(self.group, n)
 
@@ -387,9 +390,16 @@ class _Branches(_PerLane):
             out = jax.tree.map(lambda a, b: a.at[idx].set(b, mode="drop"), out, done)
             return out, left.at[idx].set(False, mode="drop")
 
+        def in_groups(out):
+            return jax.lax.while_loop(lambda s: jnp.any(s[1]), next_group, (out, p))[0]
+
+        def whole_batch(out):
+            return jax.tree.map(lambda t, f: _where_lanes(p, t, f), jax.vmap(self.true)(o, k), out)
+
         out = jax.vmap(self.false)(o, k)
-        out, _ = jax.lax.while_loop(lambda s: jnp.any(s[1]), next_group, (out, p))
-        return out
+        if group >= n // 4:  # groups never fewer than the quarter: no whole-batch form to compile
+            return in_groups(out)
+        return jax.lax.cond(jnp.count_nonzero(p) > n // 4, whole_batch, in_groups, out)
 
 
 #: A :func:`cond_any` call: operands the predicate, the operands' leaves and the branches' hoisted values
