@@ -7,7 +7,7 @@ lane has stopped: each iteration computes the body for the whole batch and keeps
 stopped as they were. A loop that almost every lane leaves after one iteration, and a few after several,
 then costs the batch as many full iterations as its slowest lane needs. GAdaOFUL's warm-started refit is
 such a loop (``robust_regression.solve``): 1.0 passes over the history a lane and round, but 1.4–1.9
-iterations of a 500-lane batch, each a pass and a 10 × 10 ``eigh`` for every lane.
+iterations of a 500-lane batch, each a pass and a 10 × 10 Cholesky solve for every lane.
 
 :func:`while_loop` is ``lax.while_loop`` for one run. Under ``vmap`` inside :func:`stragglers_one_by_one`,
 its batching rule iterates the whole batch, as ``lax.while_loop`` would, while more than a fraction
