@@ -274,6 +274,7 @@ def test_newton_direction_inside_outside_and_where_cholesky_fails(x64, case):
         assert mu > 0
         np.testing.assert_allclose(residual + mu * target, 0.0, atol=10 * tol * np.linalg.norm(residual))
     np.testing.assert_allclose(np.asarray(delta), target - theta, rtol=tol, atol=tol)
+    np.testing.assert_allclose(float(step), np.linalg.norm(target - theta), rtol=tol, atol=tol)
 
 
 def test_refit_does_not_recompile_for_new_data(x64):
