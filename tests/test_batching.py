@@ -398,9 +398,15 @@ def test_cond_any_gives_every_lane_its_own_branch_with_few_or_many_lanes_taking_
     np.testing.assert_array_equal(got[~p], np.asarray(x)[~p])
 
 
-def test_cond_any_names_a_bad_group():
+def test_cond_any_names_bad_arguments():
     with pytest.raises(ValueError, match=r"group=0 is invalid"):
         batching.cond_any(True, lambda: 1.0, lambda: 0.0, group=0)
+    with pytest.raises(ValueError, match=r"pred of shape \(2,\) and dtype bool is invalid"):
+        batching.cond_any(jnp.array([True, False]), lambda: 1.0, lambda: 0.0)
+    with pytest.raises(ValueError, match=r"false_fun=3 is invalid"):
+        batching.cond_any(True, lambda: 1.0, 3)
+    with pytest.raises(ValueError, match=r"true_fun and false_fun are invalid: they must return the same"):
+        batching.cond_any(True, lambda x: x, lambda x: x[:2], jnp.ones(3))
 
 
 def test_cond_any_with_a_predicate_shared_by_the_batch():

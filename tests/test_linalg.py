@@ -444,3 +444,11 @@ def test_spd_solve_matches_numpy_and_is_the_same_in_a_batch(x64, d, spread):
             np.testing.assert_array_equal(
                 got[i], np.asarray(alone(jnp.asarray(A[i], dtype), jnp.asarray(b[i], dtype)))
             )
+
+
+def test_spd_solve_names_bad_shapes():
+    from jaxbandit.core.linalg import spd_solve
+
+    for A, b in [(jnp.ones((3, 2)), jnp.ones(3)), (jnp.eye(3), jnp.ones(2)), (jnp.ones(3), jnp.ones(3))]:
+        with pytest.raises(ValueError, match=r"A of shape .* and b of shape .* are invalid: A must be"):
+            spd_solve(A, b)

@@ -35,7 +35,7 @@ import contextlib
 import contextvars
 import math
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import jax
 import jax.extend as jex
@@ -156,9 +156,21 @@ def cond_any(pred: Array, true_fun: Callable, false_fun: Callable, *operands: An
     if not callable(true_fun) or not callable(false_fun):
         bad, value = ("true_fun", true_fun) if not callable(true_fun) else ("false_fun", false_fun)
         raise ValueError(f"{bad}={value!r} is invalid: it must be a function of the operands")
-    true_h, true_consts, _ = _hoisted(lambda o: true_fun(*o), operands)
+    true_h, true_consts, true_out = _hoisted(lambda o: true_fun(*o), operands)
     false_h, false_consts, out = _hoisted(lambda o: false_fun(*o), operands)
-    branches = _Branches(true_h, false_h, len(true_consts), group)
+    types = lambda tree: [(x.shape, x.dtype) for x in jax.tree.leaves(tree)]
+    same_structure = cast(Any, jax.tree.structure(true_out)) == jax.tree.structure(out)  # (typeshed)
+    if not same_structure or types(true_out) != types(out):
+        raise ValueError(
+            f"true_fun and false_fun are invalid: they must return the same structure of the same shapes "
+            f"and dtypes, not {true_out} and {out}"
+        )
+    # the result's types, for the primitive's abstract evaluation (weak only where both branches' are)
+    out_types = tuple(
+        jax.core.ShapedArray(t.shape, t.dtype, weak_type=t.weak_type and f.weak_type)
+        for t, f in zip(jax.tree.leaves(true_out), jax.tree.leaves(out))
+    )
+    branches = _Branches(true_h, false_h, len(true_consts), group, out_types)
     leaves, tree = jax.tree.flatten((pred, operands, (*true_consts, *false_consts)))
     result = _COND_ANY_P.bind(*leaves, branches=branches, tree=tree, lanes=0)
     return jax.tree.unflatten(jax.tree.structure(out), result)
@@ -365,11 +377,12 @@ class _Branches(_PerLane):
     """The branches of one :func:`cond_any` call, ``true(o, *consts[:num_true])`` and
     ``false(o, *consts[num_true:])`` on its operands ``o``: ``alone`` for one lane, ``batch`` for a batch."""
 
-    def __init__(self, true: Callable, false: Callable, num_true: int, group: int):
+    def __init__(self, true: Callable, false: Callable, num_true: int, group: int, out_types: tuple):
         super().__init__()
         self.true = lambda o, k: true(o, *k[:num_true])
         self.false = lambda o, k: false(o, *k[num_true:])
         self.group = group
+        self.out_types = out_types  #: one lane's result types
 
     def alone(self, p, o, k):
         return jax.lax.cond(p, lambda: self.true(o, k), lambda: self.false(o, k))
@@ -413,13 +426,8 @@ _COND_ANY_P.multiple_results = True
 
 @_COND_ANY_P.def_abstract_eval
 def _cond_any_abstract(*avals, branches, tree, lanes):
-    if lanes:
-        one = [a.update(shape=a.shape[1:]) for a in avals]
-        return [
-            a.update(shape=(lanes, *a.shape))
-            for a in _cond_any_abstract(*one, branches=branches, tree=tree, lanes=0)
-        ]
-    return branches.expanded(tree, 0, avals).out_avals
+    """The result types known when the branches were hoisted: no branch is traced again here."""
+    return [a.update(shape=(lanes, *a.shape)) if lanes else a for a in branches.out_types]
 
 
 def _cond_any(*args, branches, tree, lanes):

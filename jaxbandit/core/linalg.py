@@ -282,6 +282,12 @@ def spd_solve(A: Array, b: Array) -> Array:
     rounding left A not positive definite.) Not unrolled as :func:`_shifted_cholesky` is for small d:
     that form ran 2× faster on a 500-lane batch of 10 × 10 matrices, but took 1.0 s to compile against
     0.1 s, per copy in a program."""
+    d = jnp.shape(A)[-1] if jnp.ndim(A) else 0
+    if jnp.ndim(A) != 2 or jnp.shape(A) != (d, d) or d < 1 or jnp.shape(b) != (d,):
+        raise ValueError(
+            f"A of shape {jnp.shape(A)} and b of shape {jnp.shape(b)} are invalid: A must be a square "
+            "[d, d] matrix with d >= 1 and b a [d] vector (one run's; vmap for a batch)"
+        )
     factor, forward, backward = _lapack_cholesky_parts()
     L = factor(A)
     return backward(L, forward(L, b))
