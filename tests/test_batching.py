@@ -248,6 +248,43 @@ def test_a_sweep_runs_stragglers_one_by_one_on_one_cpu_device_unless_told_not_to
         run()
 
 
+@pytest.mark.parametrize("peel", [1, 2, 5])
+@pytest.mark.parametrize("stragglers", [False, True])
+def test_peeled_iterations_give_the_plain_loops_results(peel, stragglers):
+    """The first ``peel`` iterations run before the loop, each lane's carry kept where its condition is
+    false (lanes done at once, after one iteration, limits of 3 below 5 peeled iterations): bitwise
+    ``lax.while_loop``'s results, under vmap (the whole batch, or with the stragglers one by one) and for
+    a lane alone."""
+    a, limit = _inputs()
+
+    def plain(a, limit):
+        return newton_sqrt(a, 1.0, limit)
+
+    def peeled(a, limit):
+        def cond(c):
+            x, k = c
+            return (k < limit) & (jnp.abs(x * x - a) > 1e-6 * a)
+
+        def body(c):
+            x, k = c
+            return 0.5 * (x + a / x), k + 1
+
+        return batching.while_loop(cond, body, (a, jnp.int32(0)), peel=peel)
+
+    reference = jax.jit(jax.vmap(jax.vmap(plain)))(a, limit)  # outside the context: lax.while_loop
+    with batching.stragglers_one_by_one(stragglers):
+        got = jax.jit(jax.vmap(jax.vmap(peeled)))(a, limit)
+        alone = jax.jit(peeled)(a[0, 3], limit[0, 3])
+    assert int(jnp.min(limit)) == 3 and int(jnp.max(reference[1])) > 5  # lanes stop before and after
+    for r, g in zip(reference, got):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(r))
+    for r, g in zip(reference, alone):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(r[0, 3]))
+    np.testing.assert_allclose(
+        np.asarray(got[0])[got[1] < limit], np.sqrt(np.asarray(a))[got[1] < limit], rtol=1e-5
+    )
+
+
 def test_bad_arguments_are_named():
     body = lambda c: c + 1
     with pytest.raises(ValueError, match=r"cond_fun=1 is invalid: it must be a function"):
@@ -260,6 +297,9 @@ def test_bad_arguments_are_named():
     for bad in (0, -2, 1.5, True, "4"):
         with pytest.raises(ValueError, match="straggler_group"):
             batching.while_loop(lambda c: c < 3, body, 0, straggler_group=bad)
+    for bad in (-1, 1.5, True, "1"):
+        with pytest.raises(ValueError, match=f"peel={bad!r} is invalid"):
+            batching.while_loop(lambda c: c < 3, body, 0, peel=bad)
     with pytest.raises(ValueError, match="enabled"):
         with batching.stragglers_one_by_one("yes"):
             pass

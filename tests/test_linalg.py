@@ -131,6 +131,33 @@ def test_projection_runs_stop_on_their_own_under_vmap():
     np.testing.assert_allclose(batched[2], exact, atol=1e-4)
 
 
+@pytest.mark.parametrize("d", [10, 20])
+def test_newton_steps_peeled_before_the_loop_change_no_bit(monkeypatch, d):
+    """``PEELED_NEWTON_STEPS`` (a GPU's option: Newton steps made by every run before the projection's
+    loop) gives bitwise the loop's answers, in a batch mixing runs inside, barely outside and far outside
+    (many iterations) and for a run alone; unrolled factorisations (d = 10) and LAPACK's (d = 20)."""
+    from jaxbandit.core import linalg
+
+    rng = np.random.default_rng(5)
+    Vs = [random_spd(rng, d, spread) for spread in (2.0, 2.0, 1e3, 50.0)]
+    tts = [
+        t * scale / np.linalg.norm(t) for t, scale in zip(rng.normal(size=(4, d)), (0.5, 1.001, 50.0, 3.0))
+    ]
+    A = jnp.asarray(np.stack([np.linalg.inv(V) for V in Vs]), jnp.float32)
+    A = (A + jnp.swapaxes(A, 1, 2)) / 2
+    tt = jnp.asarray(np.stack(tts), jnp.float32)
+    project = jax.vmap(project_ball_in_metric, in_axes=(0, 0, None))
+    loop, loop_alone = np.asarray(project(tt, A, 1.0)), np.asarray(project_ball_in_metric(tt[3], A[3], 1.0))
+    assert not np.array_equal(loop[1:], np.asarray(tt[1:]))  # runs outside moved
+    for peel in (1, 2):
+        monkeypatch.setattr(linalg, "PEELED_NEWTON_STEPS", peel)
+        np.testing.assert_array_equal(np.asarray(project(tt, A, 1.0)), loop)
+        np.testing.assert_array_equal(np.asarray(project_ball_in_metric(tt[3], A[3], 1.0)), loop_alone)
+    monkeypatch.setattr(linalg, "PEELED_NEWTON_STEPS", -1)
+    with pytest.raises(ValueError, match="PEELED_NEWTON_STEPS=-1 is invalid"):
+        project_ball_in_metric(tt[0], A[0], 1.0)
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), weight=st.floats(1e-6, 1e3))
 def test_sherman_morrison_matches_direct_inverse(seed, weight):

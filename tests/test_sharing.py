@@ -87,16 +87,17 @@ def test_shared_and_unshared_runs_are_bitwise_the_runs_alone():
 
 
 @pytest.mark.parametrize(
-    "ahead, runs_minor, by_component",
-    [(5, True, False), (25, False, True), (0, False, False), (0, True, True)],
+    "ahead, runs_minor, by_component, peel",
+    [(5, True, False, 1), (25, False, True, 0), (0, False, False, 0), (0, True, True, 0)],
 )
-def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor, by_component):
+def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor, by_component, peel):
     """On a GPU a chunk's rounds are drawn ahead in blocks (a vmap over the block's rounds, then the
     rounds) and the lanes' states are carried with the runs on the minor axes: the same values as the
     CPU's layout (each round drawn in its own step, runs major, the contexts components first where
     several lanes read a stream), here forced on the CPU, with several lanes and with one, against the
     runs alone. Blocks of 5 and of the whole chunk (25), and a last chunk padded past the horizon (T =
-    60); the contexts components first or not, either way, in every layout."""
+    60); the contexts components first or not, either way, in every layout; with the GPU's layout, a
+    Newton step of the projection made before its loop (``linalg.PEELED_NEWTON_STEPS``) too."""
     from jaxbandit.runner import sweep as sweep_module
 
     grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
@@ -109,6 +110,7 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor
     monkeypatch.setattr(sweep_module, "DRAW_AHEAD", ahead)
     monkeypatch.setattr(sweep_module, "RUNS_MINOR", runs_minor)
     monkeypatch.setattr(sweep_module, "CONTEXTS_BY_COMPONENT", by_component)
+    monkeypatch.setattr(jb.core.linalg, "PEELED_NEWTON_STEPS", peel)
     for name, g in (("grid", grid), ("lone", lone)):
         drawn_ahead = jb.sweep(make_alg, make_env, g, **kw)
         for field in in_step[name].data:

@@ -183,13 +183,20 @@ def while_loop(
     *,
     straggler_fraction: float = 0.25,
     straggler_group: int = 1,
+    peel: int = 0,
 ) -> Any:
     """``lax.while_loop(cond_fun, body_fun, init_val)`` for one run; under ``vmap`` inside
     :func:`stragglers_one_by_one` (a batch of at least ``MIN_LANES`` lanes), iterations of the whole batch
     while more than ``straggler_fraction`` of its lanes is running, then the lanes still running in groups
     of ``straggler_group`` (module docstring): 1, each alone. ``straggler_fraction`` 0 is the plain batched
     loop, 1 the stragglers' groups from the start. ``cond_fun`` and ``body_fun`` may close over batched
-    values."""
+    values.
+
+    ``peel``: the first iterations run before the loop, outside it, for every lane (each lane running
+    ``cond_fun`` false keeps its carry, as in a batched loop): the same values, with no loop condition or
+    body launch for them. A GPU launches a loop's body as a CUDA graph's conditional node, which waited
+    ~140 µs a time on the H200 (docs/performance.md), so a loop that nearly always iterates once pays
+    for a peeled iteration's kernels in the rounds where no lane would iterate."""
     if not callable(cond_fun) or not callable(body_fun):
         bad = "cond_fun" if not callable(cond_fun) else "body_fun"
         value = cond_fun if bad == "cond_fun" else body_fun
@@ -199,6 +206,8 @@ def while_loop(
         raise ValueError(f"straggler_fraction={fraction!r} is invalid: it must be a number in [0, 1]")
     fraction = float(V.check_range("straggler_fraction", fraction, 0.0, 1.0, required=True))
     group = V.check_int("straggler_group", straggler_group)
+    for _ in range(V.check_int("peel", peel, low=0)):
+        init_val = _masked_iteration(cond_fun, body_fun, init_val)
     if not _ONE_BY_ONE.get():
         return jax.lax.while_loop(cond_fun, body_fun, init_val)
     # What the functions close over becomes explicit operands: a batching rule sees only its arguments.
@@ -215,6 +224,13 @@ def while_loop(
     carry = len(jax.tree.leaves(init_val))
     out = _STRAGGLER_LOOP_P.bind(*leaves, loop=loop, tree=tree, carry=carry, lanes=0)
     return jax.tree.unflatten(jax.tree.structure(init_val), out)
+
+
+def _masked_iteration(cond_fun: Callable, body_fun: Callable, carry: Any) -> Any:
+    """``body_fun(carry)`` where ``cond_fun(carry)``, else ``carry``: an iteration of a batched loop (its
+    select of each lane's new or old carry), typed as the body returns it."""
+    going = cond_fun(carry)
+    return jax.tree.map(lambda new, old: jnp.where(going, new, old).astype(new.dtype), body_fun(carry), carry)
 
 
 def _hoisted(fun: Callable, example) -> tuple[Callable, list, Any]:

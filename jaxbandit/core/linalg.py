@@ -17,6 +17,7 @@ import numpy as np
 from jax import lax
 
 from . import batching
+from . import validation as V
 from .batching import lapack as lapack
 from .batching import lapack_per_matrix as lapack_per_matrix
 
@@ -329,18 +330,28 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     outside: 36, 59, 240, 233, 238, 221). (A batch of fewer than
     ``batching.MIN_LANES`` runs keeps the plain loop.)
     """
+    peel = V.check_int("PEELED_NEWTON_STEPS", PEELED_NEWTON_STEPS, low=0)
     return _project_ball_in_metric(
-        theta_tilde, A, radius, num_iters, batching.one_by_one_now(), batching.lapack_per_matrix_now()
+        theta_tilde, A, radius, num_iters, batching.one_by_one_now(), batching.lapack_per_matrix_now(), peel
     )
 
 
-@functools.partial(jax.jit, static_argnames=("num_iters", "one_by_one", "per_matrix"))
+#: Newton steps of :func:`project_ball_in_metric` made before its loop, by every run (a run inside the
+#: ball, or stopped, keeps its values): the same answer. On the H200 a round of the 16-point grid whose
+#: projection loop iterated once took 556 µs against 268 µs for one with no iteration, ~140 µs of it the
+#: GPU waiting for the loop's body (a CUDA graph's conditional node); the body's kernels take ~105 µs.
+#: In a sweep of the paper's setting the loop iterates once in nearly every round, so 1 is expected to
+#: pay on a GPU (not yet measured there: ``benchmarks/gpu.sh``); a CPU gains nothing (no launches).
+PEELED_NEWTON_STEPS = 0
+
+
+@functools.partial(jax.jit, static_argnames=("num_iters", "one_by_one", "per_matrix", "peel"))
 def _project_ball_in_metric(
-    theta_tilde, A, radius, num_iters: int, one_by_one: bool, per_matrix: bool
+    theta_tilde, A, radius, num_iters: int, one_by_one: bool, per_matrix: bool, peel: int
 ) -> Array:
     """:func:`project_ball_in_metric`, jitted; ``one_by_one``, ``per_matrix``: ``batching.one_by_one_now()``
     and ``batching.lapack_per_matrix_now()`` of the caller: part of the trace's key, as the trace follows
-    the caller's rules."""
+    the caller's rules; ``peel``: ``PEELED_NEWTON_STEPS``."""
     factor, forward, backward = _shifted_cholesky(A)
     norm_tilde = norm(theta_tilde)
     outside = norm_tilde > radius
@@ -385,13 +396,11 @@ def _project_ball_in_metric(
     # stops, so it ends up batched anyway): vmap then batches the loop's body once, not twice.
     k0 = jnp.where(outside, 0, 0).astype(jnp.int32)
     carry = (k0, mu0, theta_tilde, ~outside)
-    if A.shape[-1] <= UNROLL_MAX_DIM:
-        with batching.stragglers_one_by_one(one_by_one):
-            _, _, theta, _ = batching.while_loop(
-                unfinished, newton, carry, straggler_fraction=1 / 4, straggler_group=16
-            )
-    else:
-        _, _, theta, _ = jax.lax.while_loop(unfinished, newton, carry)
+    # above UNROLL_MAX_DIM the plain loop (each iteration calls LAPACK)
+    with batching.stragglers_one_by_one(one_by_one and A.shape[-1] <= UNROLL_MAX_DIM):
+        _, _, theta, _ = batching.while_loop(
+            unfinished, newton, carry, straggler_fraction=1 / 4, straggler_group=16, peel=peel
+        )
     # Feasibility is a hard constraint of the analysis; rounding may leave ‖θ‖ a hair above the radius,
     # so clip radially — a change at the rounding level that keeps ‖θ̂‖ ≤ S exactly.
     theta = theta * jnp.minimum(1.0, radius / norm(theta))
