@@ -9,15 +9,19 @@ grid_sweep.py's sweeps (16 β × ``--seeds`` seeds, Figure 1's CR tuning grid, `
 with each layout of ``--layouts`` (``AHEAD:MINOR[:BY_COMPONENT]``; AHEAD 0: a round draws in its own
 step; MINOR 1: runs minor; BY_COMPONENT 1: the contexts components first; "auto" for any, and for a
 BY_COMPONENT left out: the backend's default), interleaved, best of ``--repeats``, and checks that every
-layout gives bitwise the same results (e.g. ``--layouts auto:auto:0,auto:auto:1`` on a GPU).
+layout gives bitwise the same results (e.g. ``--layouts auto:auto:0,auto:auto:1`` on a GPU). ``--set
+MODULE.NAME=VALUE`` sets a library constant first (e.g. ``jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1``:
+one read while a program is traced, so it is set for the whole process; ``xla_flags.py`` runs such
+variants in processes of their own).
 
     python benchmarks/chunk_layout.py [--layouts 0:0,96:0,96:1] [--seeds 25] [--independent 400]
-                                      [--sweeps grid16 tuning independent]
+                                      [--sweeps grid16 tuning independent] [--set MODULE.NAME=VALUE ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import time
 
 import common
@@ -27,6 +31,14 @@ import numpy as np
 
 import jaxbandit as jb
 from jaxbandit.runner import sweep as sweep_module
+
+
+def digest(result) -> str:
+    """A short hash of every recorded array of a sweep's result, to compare results across processes."""
+    h = hashlib.sha256()
+    for field in sorted(result.data):
+        h.update(field.encode() + np.ascontiguousarray(result.data[field]).tobytes())
+    return h.hexdigest()[:16]
 
 
 def main(argv=None):
@@ -39,7 +51,9 @@ def main(argv=None):
     parser.add_argument("--repeats", type=int, default=2)
     names = ["grid16", "tuning", "independent"]
     parser.add_argument("--sweeps", nargs="+", default=names, choices=names, help="which sweeps to time")
+    parser.add_argument("--set", nargs="*", default=[], help="library constants: MODULE.NAME=VALUE")
     args = parser.parse_args(argv)
+    common.apply_settings(args.set)
     layouts = args.layouts.split(",")
     calls = grid_sweep.sweeps(jb, args.horizon, args.tuning_horizon, False, args.seeds, args.independent)
     calls = {name: call for name, call in calls.items() if name in args.sweeps}
@@ -47,7 +61,7 @@ def main(argv=None):
     for name, (fn, runs, horizon) in calls.items():
 
         def variant(layout, fn=fn):
-            ahead, minor, by_component = (layout.split(":") + ["auto"])[:3]
+            ahead, minor, by_component = (layout.split(":") + ["auto"] * 2)[:3]
             sweep_module.DRAW_AHEAD = None if ahead == "auto" else int(ahead)
             sweep_module.RUNS_MINOR = None if minor == "auto" else bool(int(minor))
             sweep_module.CONTEXTS_BY_COMPONENT = None if by_component == "auto" else bool(int(by_component))
@@ -75,6 +89,7 @@ def main(argv=None):
                     vs_first=best[layouts[0]] / best[a],
                     first_call_s=first[a],
                     bitwise_equal=equal,
+                    digest=digest(results[a]),
                 )
             )
             print(rows[-1], flush=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import importlib
 import io
@@ -34,6 +35,16 @@ def grid_betas(n: int = 16) -> list[float]:
 
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def apply_settings(settings: list[str]) -> None:
+    """Set library constants given as ``MODULE.NAME=VALUE`` (a Python literal), e.g.
+    ``jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1``, before anything is traced (a program reads them
+    when it is traced, so they hold for the whole process)."""
+    for setting in settings:
+        name, value = setting.split("=", 1)
+        module, attribute = name.rsplit(".", 1)
+        setattr(importlib.import_module(module), attribute, ast.literal_eval(value))
 
 
 def load_previous(rev: str):

@@ -2,9 +2,10 @@
 previous code's results? One process: a CR-Hvt-UCB grid sweep and a single run, compiled with the
 library's options and again with them off (``JAXBANDIT_COMMAND_BUFFERS=0``), and with ``--previous REV``
 (a git revision, or a folder holding one's ``jaxbandit``) the previous code's too; prints whether every
-output array is bitwise equal.
+output array is bitwise equal. ``--set MODULE.NAME=VALUE`` sets a constant of this code (not the
+previous code's) first, e.g. ``jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1``.
 
-    python benchmarks/gpu_equal.py [--seeds 256] [--horizon 300] [--previous REV]
+    python benchmarks/gpu_equal.py [--seeds 256] [--horizon 300] [--previous REV] [--set MODULE.NAME=VALUE]
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=256)
     parser.add_argument("--horizon", type=int, default=300)
     parser.add_argument("--previous", default=None, help="git revision or folder of the previous code")
+    parser.add_argument("--set", nargs="*", default=[], help="this code's constants: MODULE.NAME=VALUE")
     args = parser.parse_args(argv)
+    common.apply_settings(args.set)
     print(
         "backend",
         jax.default_backend(),

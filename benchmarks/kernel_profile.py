@@ -1,5 +1,6 @@
 """Which kernels a sweep's round is made of: one traced call of a CR-Hvt-UCB grid sweep (16
-``beta_scale`` values × seeds × rounds, the paper's environment), or with ``--method NAME`` the sweep
+``beta_scale`` values × seeds × rounds, the paper's environment; with ``--sweep independent``, 10 × seeds
+independent runs of 1000 rounds, one lane a stream), or with ``--method NAME`` the sweep
 ``tune-figure1`` runs for that registered method (its registry grid × C ∈ {0, 100} × ``--seeds`` tuning
 seeds, the first noise setting), its kernels' events summed by kernel.
 
@@ -14,10 +15,13 @@ own. The profiler's cost per event inflates a round of many small kernels (about
 CR-Hvt-UCB's, ``round_parts.py``): on a CPU trust the shares of large kernels (a history pass, a batched
 ``eigh``), not the wall time.
 
-    python benchmarks/kernel_profile.py [--seeds 10000] [--horizon 500] [--top 30] [--hlo-out F.txt.gz]
+    python benchmarks/kernel_profile.py [--seeds 10000] [--horizon 500] [--sweep independent] [--top 30]
     python benchmarks/kernel_profile.py --method gadaoful --seeds 10 --horizon 1500    # a CPU
 
 ``--hlo-out`` keeps the optimised chunk program (gzipped text), to read its fusions after the lease.
+``--timeline-out`` keeps the trace's events (each line's: name, start, duration; device and host), and the
+device's idle time is printed by the kernels it falls between, in the whole call and in its middle tenth
+(steady rounds): whether a round waits for launches, for a loop's condition, or for nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ import argparse  # noqa: E402
 import collections  # noqa: E402
 import glob  # noqa: E402
 import gzip  # noqa: E402
+import itertools  # noqa: E402
+import json  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
 
@@ -101,12 +107,54 @@ def own_times(line: str, events: list):
         yield line, done, own
 
 
+def timeline(xplane: str, window=(0.0, 1.0)) -> dict:
+    """The trace's events (device and host; not Python's) that start in ``window`` (fractions of the span
+    of the device's events, or on a CPU of XLA's): {plane: {line: [[start ns, duration ns, name], ...]}}."""
+    every = list(ProfileData.from_file(xplane).planes)
+    planes = [p for p in every if p.name.startswith("/device:")] + [p for p in every if p.name == "/host:CPU"]
+    lines = {
+        (p.name, ln.name): [e for e in ln.events if _kernel_or_runtime(e.name)]
+        for p in planes
+        for ln in p.lines
+    }
+    timed = [
+        e for (plane, line), evs in lines.items() for e in evs if plane == planes[0].name and line != "python"
+    ]
+    first, last = min(e.start_ns for e in timed), max(e.start_ns + e.duration_ns for e in timed)
+    lo, hi = first + window[0] * (last - first), first + window[1] * (last - first)
+    out: dict = collections.defaultdict(dict)
+    for (plane, line), evs in lines.items():
+        out[plane][line] = [[e.start_ns, e.duration_ns, e.name] for e in evs if lo <= e.start_ns < hi]
+    return out
+
+
+def idle_between(events: list) -> tuple[int, int, collections.Counter]:
+    """(busy ns, idle ns, idle ns by (kernel before, kernel after)) of one stream's ``events`` ([start,
+    duration, name]), the idle time being the gaps between one event's end and the next one's start."""
+    busy, idle, pairs = 0, 0, collections.Counter()
+    events = sorted(events)
+    for (s0, d0, n0), (s1, _, n1) in itertools.pairwise(events):
+        gap = s1 - (s0 + d0)
+        if gap > 0:
+            idle += gap
+            pairs[(n0[:40], n1[:40])] += gap
+    busy = sum(d for _, d, _ in events)
+    return busy, idle, pairs
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10000)
     parser.add_argument("--horizon", type=int, default=500, help="rounds (the projection rarely acts early)")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--hlo-out", help="write the optimised chunk program here (gzipped text)")
+    parser.add_argument(
+        "--sweep",
+        choices=["grid16", "independent"],
+        default="grid16",
+        help="grid_sweep.py's sweep: the 16-point grid, or 10 × --seeds independent runs",
+    )
+    parser.add_argument("--timeline-out", help="write the middle tenth's events here (gzipped JSON)")
     parser.add_argument("--method", help="profile tune-figure1's sweep of this registered method instead")
     parser.add_argument(
         "--cpu-workers",
@@ -121,7 +169,8 @@ def main(argv=None):
     if args.method:
         run, runs = common.figure1_tuning(args.method, T, args.seeds)
     else:  # grid_sweep.py's 16-point grid (its sweeps return the results on the host: each call has finished)
-        run, runs, _ = grid_sweep.sweeps(jb, T, T, False, args.seeds)["grid16"]
+        independent = args.seeds * 10 if args.sweep == "independent" else 0
+        run, runs, T = grid_sweep.sweeps(jb, T, T, False, args.seeds, independent)[args.sweep]
 
     run()  # compiles
     trace_dir = tempfile.mkdtemp(prefix="jaxbandit-profile-")
@@ -164,9 +213,9 @@ def main(argv=None):
         [("kernel", ""), ("per_round", ".2f"), ("us_per_round", ".1f"), ("share", ".3f"), ("source", "")],
     )
     path = common.write_json(
-        "kernel_profile",
+        "kernel_profile_independent" if args.sweep == "independent" and not args.method else "kernel_profile",
         {
-            "sweep": args.method or "grid16",
+            "sweep": args.method or args.sweep,
             "cpu_workers": args.cpu_workers,
             "runs": runs,
             "horizon": T,
@@ -178,6 +227,20 @@ def main(argv=None):
         },
     )
     print(f"\nwrote {path}")
+    if args.timeline_out:
+        events = timeline(xplane)
+        for part, window in (("the whole call", (0.0, 1.0)), ("its middle tenth", (0.45, 0.55))):
+            for plane, lines in timeline(xplane, window).items():
+                for line, evs in lines.items():
+                    if plane.startswith("/device:") and "Compute" in line and len(evs) > 1:
+                        busy, idle, pairs = idle_between(evs)
+                        print(f"\n{plane} {line}, {part}: busy {busy / 1e6:.2f}, idle {idle / 1e6:.2f} ms")
+                        print("idle time by the kernels it falls between (ms):")
+                        for (before, after), ns in pairs.most_common(12):
+                            print(f"  {ns / 1e6:7.3f}  {before} -> {after}")
+        with gzip.open(args.timeline_out, "wt") as out:
+            json.dump(events, out)
+        print(f"wrote {args.timeline_out}")
     if args.hlo_out:
         with gzip.open(args.hlo_out, "wt") as out:
             for dumped in sorted(glob.glob(f"{DUMP}/*run_chunk*after_optimizations.txt")):

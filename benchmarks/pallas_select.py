@@ -201,7 +201,7 @@ def main(argv=None):
                 best[name] = min(best[name], time.perf_counter() - t)
         row.update({f"{k}_us": v * 1e6 for k, v in best.items()})
         row["speedup"] = best["xla"] / best["pallas"]
-        common.print_table([row], [(k, ".3g") for k in row])
+    common.print_table([row], [(k, None if isinstance(v, str) else ".3g") for k, v in row.items()])
     path = common.write_json("pallas_select", {"rows": [row], "jax": jax.__version__, "jb": jb.__version__})
     print(f"wrote {path}")
 
