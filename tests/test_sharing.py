@@ -125,6 +125,50 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor
         )
 
 
+@pytest.mark.parametrize(
+    "runs, horizon",
+    [
+        (160000, 2000),
+        (100000, 1000),
+        (10000, 2000),
+        (10000, 5000),
+        (400, 100000),
+        (700, 1000),
+        (10**6, 1000),
+        (3, 7),
+    ],
+)
+def test_the_default_chunks_split_the_horizon_evenly_within_the_output_budget(runs, horizon):
+    """As few chunks as chunks no longer than the budget's (CHUNK_OUTPUTS / runs rounds, at least 64, a
+    multiple of 16) allow, equal and a multiple of 4 (or the whole horizon), so the last chunk is padded
+    past the horizon by fewer than 4 rounds a chunk: 10⁴ runs × 2000 rounds now run 2000 rounds, not
+    3328 (two chunks of 1664)."""
+    from jaxbandit.runner import sweep as sweep_module
+
+    cap = min(horizon, max(64, sweep_module.CHUNK_OUTPUTS // runs) // 16 * 16)
+    chunk = sweep_module._default_chunk(runs, horizon)
+    chunks = -(-horizon // chunk)
+    assert chunk <= cap and (chunk == horizon or chunk % 4 == 0)
+    assert all(-(-horizon // n) > cap for n in range(1, chunks))  # fewer chunks would be too long
+    assert 0 <= chunks * chunk - horizon < 4 * chunks
+    if (runs, horizon) == (10000, 2000):
+        assert (chunk, chunks) == (1000, 2)
+
+
+def test_a_bad_output_budget_is_named(monkeypatch):
+    from jaxbandit.runner import sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "CHUNK_OUTPUTS", 0)
+    with pytest.raises(ValueError, match="CHUNK_OUTPUTS=0 is invalid"):
+        jb.sweep(
+            make_alg,
+            make_env,
+            {"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]},
+            horizon=10,
+            seeds=1,
+        )
+
+
 def test_the_block_drawn_ahead_is_the_largest_divisor_of_the_chunk_that_fits_the_memory_cap(monkeypatch):
     """A round of this stream is K·d + K + 2 = 22 float32 per stream (contexts, means, η_t, ν_t): with
     4 streams, 352 bytes a round."""
