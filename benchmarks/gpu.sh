@@ -33,10 +33,11 @@ cd benchmarks
   # on one H100), Figure 1's CR tuning grid, and 10^5 independent runs x 1000 rounds (target 1.5e8);
   # each against the per-run bound (XLA's defaults).
   timeout 170 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
-  # Compiler settings and the projection's peeled Newton step, each in a process of its own (whether the
-  # GPU's wait before each loop body, ~140 us on the H200 in 2026-11-28's timeline, goes away).
+  # The projection's peeled Newton step, chunks 8x as long, loops outside the CUDA graphs: each in a
+  # process of its own (whether the GPU's wait before each loop body, ~140 us on the H200 in 2026-11-28's
+  # timeline, and between chunks goes away).
   timeout 180 $PY xla_flags.py --timeout 36 \
-    --variants library peeled_newton_step graphs_without_loops graphs_fusions_only
+    --variants library peeled_newton_step larger_chunks graphs_without_loops
   # Where the grid's round goes: its kernels, launches and device time per round, the device's idle time
   # by the kernels it falls between, and the call's events to read after the lease.
   timeout 55 $PY kernel_profile.py --seeds 10000 --horizon 500 --top 15 --hlo-out "$OUT/hlo_chunk.txt.gz" \

@@ -24,6 +24,8 @@ _CB = "--xla_gpu_enable_command_buffer="
 VARIANTS = {
     "library": ({}, []),
     "peeled_newton_step": ({}, ["jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1"]),
+    # chunks of up to 2^27 outputs a field (the grid: 3 chunks, not 21; independent runs: 1, not 7)
+    "larger_chunks": ({}, ["jaxbandit.runner.sweep.CHUNK_OUTPUTS=134217728"]),
     "no_command_buffers": ({"JAXBANDIT_COMMAND_BUFFERS": "0"}, []),
     # loops run by the host (their condition copied back each iteration), the rest in graphs
     "graphs_without_loops": ({"XLA_FLAGS": _CB + "FUSION,CUBLAS,CUSTOM_CALL,CONDITIONAL"}, []),
