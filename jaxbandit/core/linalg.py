@@ -342,6 +342,7 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
 #: GPU waiting for the loop's body (a CUDA graph's conditional node); the body's kernels take ~105 µs.
 #: In a sweep of the paper's setting the loop iterates once in nearly every round, so 1 is expected to
 #: pay on a GPU (not yet measured there: ``benchmarks/gpu.sh``); a CPU gains nothing (no launches).
+#: Read when a program is traced: set it before a process's first sweep (compiled programs keep theirs).
 PEELED_NEWTON_STEPS = 0
 
 
