@@ -156,8 +156,13 @@ def machine() -> dict:
     }
 
 
+def results_dir() -> Path:
+    """Where benchmarks write: ``$JAXBANDIT_BENCH_OUT``, or ``benchmarks/results``."""
+    return Path(os.environ.get("JAXBANDIT_BENCH_OUT", Path(__file__).parent / "results"))
+
+
 def write_json(name: str, payload: dict) -> Path:
-    path = Path(os.environ.get("JAXBANDIT_BENCH_OUT", Path(__file__).parent / "results")) / f"{name}.json"
+    path = results_dir() / f"{name}.json"
     atomic_write_json(path, {"machine": machine(), **payload})
     return path
 

@@ -31,7 +31,8 @@ cd benchmarks
     --set jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1
   # Shared streams, library settings: 16 beta values x 10^4 seeds x 2000 rounds (target 3e8 agent-rounds/s
   # on one H100), Figure 1's CR tuning grid, and 10^5 independent runs x 1000 rounds (target 1.5e8);
-  # each against the per-run bound (XLA's defaults).
+  # each against the per-run bound (XLA's defaults). With PREVIOUS=.prev/004d850 (the last code that drew
+  # the sphere's uniforms flat on a GPU too) the independent row measures the shaped draw alone.
   timeout 170 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
   # The projection's peeled Newton step, chunks 8x as long, loops outside the CUDA graphs: each in a
   # process of its own (whether the GPU's wait before each loop body, ~140 us on the H200 in 2026-11-28's

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from jaxbandit.core.linalg import norm
+from jaxbandit.envs import streams
 from jaxbandit.envs.streams import uniform_sphere
 
 
@@ -14,12 +15,14 @@ def _reference_sphere(key, shape, radius):
     return radius * g / norm(g)[..., None]
 
 
+@pytest.mark.parametrize("flat", [True, False, None])
 @pytest.mark.parametrize("shape", [(20, 10), (3, 4, 5)])
 @pytest.mark.parametrize(("precision", "partitionable"), [("float32", True), ("float64", False)])
-def test_uniform_sphere_is_jax_normal_normalised_bitwise(shape, precision, partitionable):
-    """The flat draw of the uniforms under the normals gives jax.random.normal's numbers, op by op and in
-    a jitted vmap (where the transform's fusion decides the rounding of the sphere's points), in both
-    threefry modes."""
+def test_uniform_sphere_is_jax_normal_normalised_bitwise(monkeypatch, flat, shape, precision, partitionable):
+    """The uniforms under the normals drawn flat (a CPU's default) or shaped (the others') give
+    jax.random.normal's numbers, op by op and in a jitted vmap (where the transform's fusion decides the
+    rounding of the sphere's points), in both threefry modes."""
+    monkeypatch.setattr(streams, "FLAT_SPHERE_BITS", flat)
     with jax.enable_x64(precision == "float64"), jax.threefry_partitionable(partitionable):
         keys = jax.random.split(jax.random.key(7), 3)
         got = jax.jit(jax.vmap(lambda k: uniform_sphere(k, shape, 2.0)))(keys)
@@ -30,3 +33,15 @@ def test_uniform_sphere_is_jax_normal_normalised_bitwise(shape, precision, parti
             np.asarray(uniform_sphere(keys[0], shape, 2.0)),
             np.asarray(_reference_sphere(keys[0], shape, 2.0)),
         )
+
+
+def test_flat_sphere_bits_default_and_bad_value(monkeypatch):
+    """The default draws flat on a CPU only; a value that is not a bool is named in a ValueError."""
+    monkeypatch.setattr(streams, "FLAT_SPHERE_BITS", None)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert not streams._flat_sphere_bits()
+    monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
+    assert streams._flat_sphere_bits()
+    monkeypatch.setattr(streams, "FLAT_SPHERE_BITS", "yes")
+    with pytest.raises(ValueError, match="FLAT_SPHERE_BITS"):
+        uniform_sphere(jax.random.key(0), (2, 3), 1.0)
