@@ -8,7 +8,7 @@
 # A lent machine has no git history: to time the previous code beside the current one there, extract it
 # here into a folder git ignores (echo /.prev/ >> .git/info/exclude; mkdir -p .prev/REV; git archive
 # REV jaxbandit | tar -x -C .prev/REV), carry .prev/REV, and set PREVIOUS=.prev/REV. Its timeouts sum
-# to 580 s, under the 600 s a command may run there.
+# to 570 s, under the 600 s a command may run there.
 #
 #     bash benchmarks/gpu.sh
 set -u
@@ -24,24 +24,24 @@ cd benchmarks
   $PY -c "import jax; print('jax', jax.__version__, jax.devices())"
   # The library compiles its sweeps and runs with command buffers on a GPU: check that this changes no bit
   # (and, with PREVIOUS set, that the previous code gives the same bits).
-  timeout 80 $PY gpu_equal.py --seeds 1024 --horizon 300 $([ "$PREV" != none ] && echo --previous "$PREV")
-  # The same with the projection's first Newton step made before its loop, against the library's default.
-  # (--previous ..: this checkout loaded again, with its defaults)
-  timeout 50 $PY gpu_equal.py --seeds 512 --horizon 300 --previous .. \
-    --set jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1
+  timeout 75 $PY gpu_equal.py --seeds 1024 --horizon 300 $([ "$PREV" != none ] && echo --previous "$PREV")
+  # The same with the projection's first Newton step and the Student-t sampler's first 12 iterations made
+  # before their loops, against the library's defaults (--previous ..: this checkout loaded again).
+  timeout 45 $PY gpu_equal.py --seeds 512 --horizon 300 --previous .. \
+    --set jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1 jaxbandit.envs.noise.PEELED_REJECTION_STEPS=12
   # Shared streams, library settings: 16 beta values x 10^4 seeds x 2000 rounds (target 3e8 agent-rounds/s
   # on one H100), Figure 1's CR tuning grid, and 10^5 independent runs x 1000 rounds (target 1.5e8);
   # each against the per-run bound (XLA's defaults). With PREVIOUS=.prev/004d850 (the last code that drew
   # the sphere's uniforms flat on a GPU too) the independent row measures the shaped draw alone.
-  timeout 170 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
-  # The projection's peeled Newton step, chunks 8x as long, loops outside the CUDA graphs: each in a
-  # process of its own (whether the GPU's wait before each loop body, ~140 us on the H200 in 2026-11-28's
-  # timeline, and between chunks goes away).
-  timeout 180 $PY xla_flags.py --timeout 36 \
-    --variants library peeled_newton_step larger_chunks graphs_without_loops
+  timeout 145 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
+  # The projection's peeled Newton step, the sampler's peeled rejection steps, chunks 8x as long, loops
+  # outside the CUDA graphs: each in a process of its own (whether the GPU's wait before each loop body,
+  # ~140 us on the H200 in 2026-11-28's timeline, and between chunks goes away).
+  timeout 210 $PY xla_flags.py --timeout 34 \
+    --variants library peeled_newton_step peeled_rejection_steps larger_chunks graphs_without_loops
   # Where the grid's round goes: its kernels, launches and device time per round, the device's idle time
   # by the kernels it falls between, and the call's events to read after the lease.
-  timeout 55 $PY kernel_profile.py --seeds 10000 --horizon 500 --top 15 --hlo-out "$OUT/hlo_chunk.txt.gz" \
+  timeout 50 $PY kernel_profile.py --seeds 10000 --horizon 500 --top 15 --hlo-out "$OUT/hlo_chunk.txt.gz" \
     --timeline-out "$OUT/timeline.json.gz"
   # The same for 10^5 independent runs (0.39x the per-run bound, where the grid is 0.81x).
   timeout 45 $PY kernel_profile.py --sweep independent --seeds 10000 --top 15 \

@@ -24,6 +24,8 @@ _CB = "--xla_gpu_enable_command_buffer="
 VARIANTS = {
     "library": ({}, []),
     "peeled_newton_step": ({}, ["jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1"]),
+    # the Student-t sampler's rejection loop: its body unlaunched in ~99 % of a block's draws
+    "peeled_rejection_steps": ({}, ["jaxbandit.envs.noise.PEELED_REJECTION_STEPS=12"]),
     # chunks of up to 2^27 outputs a field (the grid: 3 chunks, not 21; independent runs: 1, not 7)
     "larger_chunks": ({}, ["jaxbandit.runner.sweep.CHUNK_OUTPUTS=134217728"]),
     "no_command_buffers": ({"JAXBANDIT_COMMAND_BUFFERS": "0"}, []),

@@ -119,3 +119,45 @@ def test_float32_draws_are_finite_for_extreme_tails():
     for fam in (jb.noise.student_t(1.01), jb.noise.pareto(1.01), jb.noise.symmetric_pareto(1.01)):
         eta, _ = draws(fam, n=200_000, seed=5)
         assert np.all(np.isfinite(eta))
+
+
+def _student_t_trips(key):
+    """How many iterations the Student-t sampler's rejection loop makes for ``key``: its pairs drawn as
+    the sampler draws them, counted until one lies inside the unit disc (written here from the method)."""
+
+    def cond(c):
+        return c[2] >= 1.0
+
+    def body(c):
+        key, n, _ = c
+        key, sub = jax.random.split(key)
+        uv = jax.random.uniform(sub, (2,), minval=-1.0, maxval=1.0)
+        w = uv[0] * uv[0] + uv[1] * uv[1]
+        return key, n + 1, jnp.where(w > 0.0, w, 1.0)
+
+    return jax.lax.while_loop(cond, body, (key, 0, jnp.ones(())))[1]
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_rejection_steps_peeled_before_the_loop_change_no_bit(monkeypatch, x64):
+    """``PEELED_REJECTION_STEPS`` (a GPU's option: the Student-t sampler's first iterations made by every
+    draw before its loop) gives bitwise the loop's draws: batched (draws needing fewer and more
+    iterations than peeled) and alone, typed and raw keys; a bad value is named."""
+    from jaxbandit.envs import noise
+
+    fam = jb.noise.student_t(3.0)
+    sample = jax.jit(jax.vmap(lambda k: fam.sample(k, jnp.int32(0))[0]))
+    with jax.enable_x64(x64):
+        typed = jax.random.split(jax.random.key(11), 3000)
+        raw = jax.random.split(jax.random.PRNGKey(11), 3000)
+        trips = np.asarray(jax.vmap(_student_t_trips)(typed))
+        assert trips.min() == 1 and 3 < trips.max() < 12
+        every = lambda: [np.asarray(x) for x in (sample(typed), sample(raw), fam.sample(typed[0], 0)[0])]
+        loop = every()
+        for peel in (1, 3, 12):
+            monkeypatch.setattr(noise, "PEELED_REJECTION_STEPS", peel)
+            for peeled, looped in zip(every(), loop):
+                np.testing.assert_array_equal(peeled, looped)
+        monkeypatch.setattr(noise, "PEELED_REJECTION_STEPS", -2)
+        with pytest.raises(ValueError, match="PEELED_REJECTION_STEPS=-2 is invalid"):
+            fam.sample(typed[0], 0)

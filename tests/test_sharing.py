@@ -97,7 +97,8 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor
     several lanes read a stream), here forced on the CPU, with several lanes and with one, against the
     runs alone. Blocks of 5 and of the whole chunk (25), and a last chunk padded past the horizon (T =
     60); the contexts components first or not, either way, in every layout; with the GPU's layout, a
-    Newton step of the projection made before its loop (``linalg.PEELED_NEWTON_STEPS``) too."""
+    Newton step of the projection and three of the Student-t sampler made before their loops
+    (``linalg.PEELED_NEWTON_STEPS``, ``noise.PEELED_REJECTION_STEPS``) too."""
     from jaxbandit.runner import sweep as sweep_module
 
     grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
@@ -111,6 +112,7 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor
     monkeypatch.setattr(sweep_module, "RUNS_MINOR", runs_minor)
     monkeypatch.setattr(sweep_module, "CONTEXTS_BY_COMPONENT", by_component)
     monkeypatch.setattr(jb.core.linalg, "PEELED_NEWTON_STEPS", peel)
+    monkeypatch.setattr(jb.envs.noise, "PEELED_REJECTION_STEPS", 3 * peel)
     for name, g in (("grid", grid), ("lone", lone)):
         drawn_ahead = jb.sweep(make_alg, make_env, g, **kw)
         for field in in_step[name].data:

@@ -230,7 +230,12 @@ def _masked_iteration(cond_fun: Callable, body_fun: Callable, carry: Any) -> Any
     """``body_fun(carry)`` where ``cond_fun(carry)``, else ``carry``: an iteration of a batched loop (its
     select of each lane's new or old carry), typed as the body returns it."""
     going = cond_fun(carry)
-    return jax.tree.map(lambda new, old: jnp.where(going, new, old).astype(new.dtype), body_fun(carry), carry)
+
+    def kept(new, old):
+        out = jnp.where(going, new, old)
+        return out if out.dtype == new.dtype else out.astype(new.dtype)  # (PRNG keys have no astype)
+
+    return jax.tree.map(kept, body_fun(carry), carry)
 
 
 def _hoisted(fun: Callable, example) -> tuple[Callable, list, Any]:
