@@ -120,8 +120,8 @@ def _exp(x: Array) -> Array:
 
 #: Iterations of the Student-t sampler's rejection loop made before the loop, by every draw (a draw
 #: already accepted keeps its values, as in a batched loop): the same numbers. Under ``vmap`` the loop
-#: runs until the last of its draws is accepted: ~9 iterations for the 10⁶ draws of a block of rounds
-#: drawn ahead on a GPU (10⁵ streams × 9 rounds; acceptance π/4), each body launched as a CUDA graph's
+#: runs until the last of its draws is accepted: ~9 iterations for the 1.2·10⁶ draws of a block of rounds
+#: drawn ahead on a GPU (10⁵ streams × 12 rounds; acceptance π/4), each body launched as a CUDA graph's
 #: conditional node, which waited ~140 µs a time in the H200's timeline of the projection's loop
 #: (docs/performance.md). 12 iterations first leave the loop's body unlaunched in ~99 % of such blocks,
 #: for ~12 passes of sampling work over the block; not yet measured on a card (``benchmarks/gpu.sh``).
