@@ -44,6 +44,8 @@ def gpu_lowerings(sweep) -> dict[str, str]:
     """name -> StableHLO text for CUDA of each of ``PROGRAMS`` that ``sweep()`` compiles, the library
     believing that it runs on a GPU."""
     texts: dict[str, str] = {}
+    # JAX's private lowering step, which every jitted call takes (the public jax.stages.Traced.lower misses
+    # the direct calls of code older than the shared programs, bcb9ec7)
     lower, backend = pxla.lower_sharding_computation, jax.default_backend
 
     def hooked(closed_jaxpr, api_name, fun_name, *args, **kwargs):

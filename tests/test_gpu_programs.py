@@ -1,0 +1,69 @@
+"""A sweep's programs as the library builds them for a GPU lower for CUDA: checked on a CPU.
+
+A lent GPU is rare, and the first lease found every sweep failing there; lowering needs no GPU. The
+library is told it runs on one (``jax.default_backend``: its GPU defaults — runs minor, rounds drawn
+ahead, no worker groups, no stragglers one by one), and each program ``jb.sweep`` lowers is lowered for
+CUDA too (``jax.stages.Traced.lower``'s ``lowering_platforms``); the sweep stops there, before compiling.
+"""
+
+import re
+
+import jax
+import pytest
+
+import jaxbandit as jb
+
+PROGRAMS = ("_init_streams", "_run_chunk")
+
+
+class _Lowered(Exception):
+    """Both programs are lowered: nothing needs compiling."""
+
+
+def cuda_programs(monkeypatch, sweep) -> dict[str, str]:
+    """name -> StableHLO for CUDA of each program of ``sweep()``, the library believing it runs on a GPU."""
+    texts: dict[str, str] = {}
+    lower = jax.stages.Traced.lower
+
+    def hooked(traced, *args, **kwargs):
+        if traced.fun_name in PROGRAMS:
+            texts[traced.fun_name] = lower(traced, lowering_platforms=("cuda",)).as_text()
+            if len(texts) == len(PROGRAMS):
+                raise _Lowered
+        return lower(traced, *args, **kwargs)
+
+    monkeypatch.setattr(jax.stages.Traced, "lower", hooked)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    with pytest.raises(_Lowered):
+        sweep()
+    return texts
+
+
+@pytest.mark.parametrize(
+    "name, dim, peeled",
+    [*((name, 4, False) for name in jb.registry.names()), ("cr_hvt_ucb", 20, False), ("cr_hvt_ucb", 4, True)],
+)
+def test_every_algorithms_sweep_lowers_for_cuda(monkeypatch, name, dim, peeled):
+    """Every registered algorithm (CR-Hvt-UCB also above the unrolled solvers' dimension, and with the
+    loops' first iterations peeled): both programs lower for CUDA, and every library call in them is a
+    CUDA one (cuSOLVER), none of the CPU's LAPACK."""
+    spec = jb.registry.algorithm(name)
+    if peeled:
+        monkeypatch.setattr(jb.core.linalg, "PEELED_NEWTON_STEPS", 1)
+        monkeypatch.setattr(jb.envs.noise, "PEELED_REJECTION_STEPS", 12)
+
+    def make_alg(p):
+        return spec.make(jb.registry.Problem(20, dim, eps=1.0, nu=3**0.5, corruption=p["C"]))
+
+    def make_env(p):
+        return jb.envs.linear(dim, 5, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
+
+    texts = cuda_programs(
+        monkeypatch, lambda: jb.sweep(make_alg, make_env, {"C": [0.0, 2.0]}, horizon=20, seeds=2)
+    )
+    assert sorted(texts) == sorted(PROGRAMS)
+    assert "stablehlo.while" in texts["_run_chunk"]  # the scan over the chunk's rounds
+    targets = set(re.findall(r"custom_call @(\w+)", "".join(texts.values())))
+    assert all(t.startswith("cusolver_") for t in targets), targets
+    if name in ("gadaoful", "heavy_oful", "tofu") or dim > 16:
+        assert targets  # their factorisations are library calls: cuSOLVER's on a GPU
