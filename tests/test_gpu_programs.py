@@ -17,25 +17,26 @@ PROGRAMS = ("_init_streams", "_run_chunk")
 
 
 class _Lowered(Exception):
-    """Both programs are lowered: nothing needs compiling."""
+    """Every program wanted is lowered: nothing needs compiling."""
 
 
-def cuda_programs(monkeypatch, sweep) -> dict[str, str]:
-    """name -> StableHLO for CUDA of each program of ``sweep()``, the library believing it runs on a GPU."""
+def cuda_programs(monkeypatch, call, programs=PROGRAMS) -> dict[str, str]:
+    """name -> StableHLO for CUDA of each of the library's ``programs`` that ``call()`` lowers, the library
+    believing it runs on a GPU."""
     texts: dict[str, str] = {}
     lower = jax.stages.Traced.lower
 
     def hooked(traced, *args, **kwargs):
-        if traced.fun_name in PROGRAMS:
+        if traced.fun_name in programs:
             texts[traced.fun_name] = lower(traced, lowering_platforms=("cuda",)).as_text()
-            if len(texts) == len(PROGRAMS):
+            if len(texts) == len(programs):
                 raise _Lowered
         return lower(traced, *args, **kwargs)
 
     monkeypatch.setattr(jax.stages.Traced, "lower", hooked)
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
     with pytest.raises(_Lowered):
-        sweep()
+        call()
     return texts
 
 
@@ -67,3 +68,16 @@ def test_every_algorithms_sweep_lowers_for_cuda(monkeypatch, name, dim, peeled):
     assert all(t.startswith("cusolver_") for t in targets), targets
     if name in ("gadaoful", "heavy_oful", "tofu") or dim > 16:
         assert targets  # their factorisations are library calls: cuSOLVER's on a GPU
+
+
+@pytest.mark.parametrize("name", ["cr_hvt_ucb", "gadaoful"])
+def test_simulate_lowers_for_cuda(monkeypatch, name):
+    """``jb.simulate`` (one run: its loops unbatched) lowers for CUDA too, GAdaOFUL's library calls
+    cuSOLVER's."""
+    env = jb.envs.linear(4, 5, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(2.0))
+    alg = jb.registry.algorithm(name).make(jb.registry.Problem(20, 4, eps=1.0, nu=3**0.5, corruption=2.0))
+    call = lambda: jb.simulate(alg, env, jax.random.key(0), horizon=20)
+    (text,) = cuda_programs(monkeypatch, call, ("_simulate",)).values()
+    assert "stablehlo.while" in text
+    targets = re.findall(r"custom_call @(\w+)", text)
+    assert all(t.startswith("cusolver_") for t in targets) and (name == "cr_hvt_ucb" or targets)
