@@ -2,13 +2,13 @@
 # The GPU measurements behind the README's GPU tables, as one command that fits a 15-minute lease on a
 # machine with one GPU. Uses the machine's own jax (no install: PYTHONPATH is the
 # checkout). Results go to $OUT (default benchmarks/results): grid_sweep.json, xla_flags.json,
-# kernel_profile.json, kernel_profile_independent.json, hlo_chunk.txt.gz (the grid's optimised chunk
-# program, to read its fusions after the lease), timeline.json.gz, timeline_independent.json.gz, gpu.log
-# (pallas_select.py, lockstep.py, chunk_layout.py: run on 2026-11-28).
+# chunk_layout.json, kernel_profile.json, kernel_profile_independent.json, hlo_chunk.txt.gz (the grid's
+# optimised chunk program, to read its fusions after the lease), timeline.json.gz,
+# timeline_independent.json.gz, gpu.log (pallas_select.py, lockstep.py: run on 2026-11-28).
 # A lent machine has no git history: to time the previous code beside the current one there, extract it
 # here into a folder git ignores (echo /.prev/ >> .git/info/exclude; mkdir -p .prev/REV; git archive
 # REV jaxbandit | tar -x -C .prev/REV), carry .prev/REV, and set PREVIOUS=.prev/REV. Its timeouts sum
-# to 570 s, under the 600 s a command may run there.
+# to 580 s, under the 600 s a command may run there.
 #
 #     bash benchmarks/gpu.sh
 set -u
@@ -34,11 +34,15 @@ cd benchmarks
   # each against the per-run bound (XLA's defaults). With PREVIOUS=.prev/004d850 (the last code that drew
   # the sphere's uniforms flat on a GPU too) the independent row measures the shaped draw alone.
   timeout 145 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
-  # The projection's peeled Newton step, the sampler's peeled rejection steps, chunks 8x as long, loops
-  # outside the CUDA graphs: each in a process of its own (whether the GPU's wait before each loop body,
-  # ~140 us on the H200 in 2026-11-28's timeline, and between chunks goes away).
-  timeout 210 $PY xla_flags.py --timeout 34 \
-    --variants library peeled_newton_step peeled_rejection_steps larger_chunks graphs_without_loops
+  # The projection's peeled Newton step, the sampler's peeled rejection steps, chunks 8x as long: each in
+  # a process of its own (whether the GPU's wait before each loop body, ~140 us on the H200 in
+  # 2026-11-28's timeline, and between chunks goes away).
+  timeout 175 $PY xla_flags.py --timeout 34 \
+    --variants library peeled_newton_step peeled_rejection_steps larger_chunks
+  # Independent runs with the contexts materialised components first (the CPU's layout for several lanes a
+  # stream; 1.00x on the grid on the H200): their draw, ten times the grid's per lane, was four passes of
+  # [rounds, streams, d, K] in the tenth lease's program plus a transposition to [.., K, d].
+  timeout 45 $PY chunk_layout.py --layouts auto:auto:0,auto:auto:1 --sweeps independent --independent 100000
   # Where the grid's round goes: its kernels, launches and device time per round, the device's idle time
   # by the kernels it falls between, and the call's events to read after the lease.
   timeout 50 $PY kernel_profile.py --seeds 10000 --horizon 500 --top 15 --hlo-out "$OUT/hlo_chunk.txt.gz" \
