@@ -98,7 +98,8 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor
     runs alone. Blocks of 5 and of the whole chunk (25), and a last chunk padded past the horizon (T =
     60); the contexts components first or not, either way, in every layout; with the GPU's layout, a
     Newton step of the projection and three of the Student-t sampler made before their loops
-    (``linalg.PEELED_NEWTON_STEPS``, ``noise.PEELED_REJECTION_STEPS``) too."""
+    (``linalg.PEELED_NEWTON_STEPS``, ``noise.PEELED_REJECTION_STEPS``) too; with the runs minor, the
+    sphere's uniforms drawn shaped, as on a GPU (``streams.FLAT_SPHERE_BITS``)."""
     from jaxbandit.runner import sweep as sweep_module
 
     grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
@@ -113,6 +114,7 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor
     monkeypatch.setattr(sweep_module, "CONTEXTS_BY_COMPONENT", by_component)
     monkeypatch.setattr(jb.core.linalg, "PEELED_NEWTON_STEPS", peel)
     monkeypatch.setattr(jb.envs.noise, "PEELED_REJECTION_STEPS", 3 * peel)
+    monkeypatch.setattr(jb.envs.streams, "FLAT_SPHERE_BITS", not runs_minor)  # shaped, as on a GPU
     for name, g in (("grid", grid), ("lone", lone)):
         drawn_ahead = jb.sweep(make_alg, make_env, g, **kw)
         for field in in_step[name].data:
