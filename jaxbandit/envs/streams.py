@@ -33,6 +33,8 @@ FLAT_SPHERE_BITS: bool | None = None
 
 
 def _flat_sphere_bits() -> bool:
+    """Whether the next trace draws the sphere's uniforms flat: ``FLAT_SPHERE_BITS``, or the backend's
+    default."""
     if FLAT_SPHERE_BITS is None:
         return jax.default_backend() == "cpu"
     return V.check_flag("FLAT_SPHERE_BITS", FLAT_SPHERE_BITS)
