@@ -445,7 +445,7 @@ def record_rounds(record, horizon: int) -> np.ndarray:
 
 
 #: The most numbers of each output field a chunk of a sweep holds on the device (its rounds × runs): the
-#: default chunk is as long as this allows (at least 64 rounds).
+#: default chunks are as few as this allows (each at least 64 rounds), of equal length.
 CHUNK_OUTPUTS = 1 << 24
 
 
