@@ -18,7 +18,12 @@ cores, a thread each, as ``jb.sweep`` runs on a CPU (``bound_cores``). Compilati
 sweep is run once first) and measured separately by ``compile_time.py``. Target (issue 12), 2-core CPU:
 ``grid16`` at ≥ 3× the per-run bound.
 
-    python benchmarks/grid_sweep.py [--previous 5f1eb40] [--repeats 3] [--ahead 16] [--quick]
+``--record all`` keeps every round (and the per-round fields), so that each chunk's results cross to the
+host (on an accelerator, beside the next chunk's rounds); ``--workers N`` sets ``CPU_WORKERS`` in both
+codes.
+
+    python benchmarks/grid_sweep.py [--previous 5f1eb40] [--repeats 3] [--ahead 16] [--record last|all]
+                                    [--workers N] [--quick]
 """
 
 from __future__ import annotations
@@ -35,8 +40,11 @@ import numpy as np
 import jaxbandit as jb
 
 
-def sweeps(lib, T: int, tuning_T: int, quick: bool, seeds: int, independent: int = 0) -> dict:
-    """name -> (zero-argument sweep call, number of runs, rounds per run) for the library ``lib``."""
+def sweeps(
+    lib, T: int, tuning_T: int, quick: bool, seeds: int, independent: int = 0, record: str = "last"
+) -> dict:
+    """name -> (zero-argument sweep call, number of runs, rounds per run) for the library ``lib``; each
+    sweep keeps its last round (``record="last"``) or every round (``"all"``)."""
     d, K = common.D, common.K
 
     def make_env(p):
@@ -61,7 +69,8 @@ def sweeps(lib, T: int, tuning_T: int, quick: bool, seeds: int, independent: int
     tuning_seeds = 3 if quick else 10
 
     def call(alg, grid, horizon, seeds):
-        return lambda: lib.sweep(alg, make_env, grid, horizon=horizon, seeds=seeds, record=horizon)
+        kept = horizon if record == "last" else record
+        return lambda: lib.sweep(alg, make_env, grid, horizon=horizon, seeds=seeds, record=kept)
 
     out = {
         "grid16": (call(grid_alg, grid16, T, n_seeds), len(grid16["beta_scale"]) * n_seeds, T),
@@ -105,6 +114,15 @@ def main(argv=None):
         help="also time the current code with this many rounds drawn at once (the 'ahead' column; 0: not)",
     )
     parser.add_argument("--tuning-horizon", type=int, default=1000)
+    parser.add_argument(
+        "--record",
+        default="last",
+        choices=["last", "all"],
+        help="rounds kept: the last (default) or every round, whose copy to the host each chunk makes",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=None, help="CPU_WORKERS of both codes (a CPU's groups of streams)"
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     args = parser.parse_args(argv)
     T = 200 if args.quick else 2000
@@ -112,10 +130,13 @@ def main(argv=None):
     libs = {"now": jb}
     if args.previous != "none":
         libs["previous"] = common.load_previous(args.previous)
+    for lib in libs.values():
+        lib.runner.sweep.CPU_WORKERS = args.workers
 
     rows = []
     calls = {
-        tag: sweeps(lib, T, tuning_T, args.quick, args.seeds, args.independent) for tag, lib in libs.items()
+        tag: sweeps(lib, T, tuning_T, args.quick, args.seeds, args.independent, args.record)
+        for tag, lib in libs.items()
     }
     for name in calls["now"]:
         _, runs, horizon = calls["now"][name]
@@ -168,7 +189,10 @@ def main(argv=None):
             f"{rate['previous']:.3g}/s, per-run bound {rate['bound']:.3g}/s",
             flush=True,
         )
-    print(f"\nprevious = {args.previous}; agent-rounds per second, best of {args.repeats}, interleaved\n")
+    print(
+        f"\nprevious = {args.previous}; record {args.record}; CPU_WORKERS {args.workers}; agent-rounds per "
+        f"second, best of {args.repeats}, interleaved\n"
+    )
     common.print_table(
         rows,
         [
@@ -191,7 +215,14 @@ def main(argv=None):
     )
     path = common.write_json(
         "grid_sweep",
-        {"rows": rows, "previous": args.previous, "ahead": args.ahead, "devices": jax.device_count()},
+        {
+            "rows": rows,
+            "previous": args.previous,
+            "ahead": args.ahead,
+            "record": args.record,
+            "workers": args.workers,
+            "devices": jax.device_count(),
+        },
     )
     print(f"\nwrote {path}")
 

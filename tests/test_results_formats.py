@@ -336,6 +336,52 @@ def test_a_stopped_lockstep_sweep_resumes_from_its_one_checkpoint(in_memory, tmp
     assert_same(in_memory, jb.SweepResult.load(out))
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_each_chunk_starts_before_the_one_before_it_is_collected(in_memory, tmp_path, monkeypatch, workers):
+    """A chunk is started before the previous one's kept rounds are collected (so that on an accelerator
+    their copy to the host, the store's write and the checkpoint overlap the next chunk's rounds); a
+    chunk that fails to start leaves the one before it collected and checkpointed, and the sweep resumed
+    from there ends bitwise equal to the uninterrupted one."""
+    monkeypatch.setattr(sweep_mod, "CPU_WORKERS", workers)
+    real_start, real_save = sweep_mod._start_groups, checkpoint_lib.save
+    events, saves, fail_at = [], [], [2 * CHUNK]
+
+    def start(pool, statics, plan, carries, rounds, sel):
+        t0 = int(rounds[0])
+        if t0 in fail_at:
+            raise Stopped
+        events.append(("start", t0))
+        carries, collect = real_start(pool, statics, plan, carries, rounds, sel)
+
+        def logged_collect():
+            events.append(("collect", t0))
+            return collect()
+
+        return carries, logged_collect
+
+    def save(path, **kw):
+        saves.append(kw["next_round"])
+        real_save(path, **kw)
+
+    monkeypatch.setattr(sweep_mod, "_start_groups", start)
+    monkeypatch.setattr(checkpoint_lib, "save", save)
+    out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
+    with pytest.raises(Stopped):
+        streamed(out, checkpoint=ckpt)
+    assert events == [("start", 0), ("start", CHUNK), ("collect", 0), ("collect", CHUNK)]
+    assert saves == [CHUNK, 2 * CHUNK]
+    events.clear(), saves.clear(), fail_at.clear()
+    resumed = streamed(out, checkpoint=ckpt)
+    assert events == [("start", 2 * CHUNK), ("collect", 2 * CHUNK)] and saves == [T]
+    assert_same(in_memory, resumed)
+    events.clear()
+    assert_same(in_memory, jb.sweep(ALGORITHMS, ENV, GRID, horizon=T, seeds=3, chunk_size=CHUNK))
+    assert events == [("start", 0), ("start", CHUNK), ("collect", 0), ("start", 2 * CHUNK)] + [
+        ("collect", CHUNK),
+        ("collect", 2 * CHUNK),
+    ]
+
+
 def test_a_checkpoint_resumes_only_into_its_own_store(in_memory, tmp_path, monkeypatch):
     """Checkpoints name the store they were written with: with the store deleted (or replaced by a run
     without checkpoint), the sweep starts over instead of leaving the earlier rounds unwritten."""

@@ -826,58 +826,84 @@ def _run_algorithms(
     keep_idx = rounds_kept - 1
     bar = _progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
+
+    def finish(t0: int, chunk_carries: list, collect) -> None:
+        """The chunk from round ``t0``: its kept rounds to the host (``collect``), then the checkpoint."""
+        nonlocal kept
+        stacked = collect()  # [S, G, algorithms, kept]; only kept rounds leave the device
+        if sink is not None:
+            sink(t0, _per_algorithm(stacked, len(make_algs)))  # before the checkpoint: never behind it
+        else:
+            for field, value in stacked.items():
+                kept.setdefault(field, []).append(value)
+        done = min(t0 + plan.chunk, horizon)
+        if ckpt_path is not None:
+            kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}
+            carry_arrays = checkpoint_lib.gather(chunk_carries, distributed.to_host)  # every process
+            if jax.process_index() == 0:
+                checkpoint_lib.save(
+                    ckpt_path, carry_arrays=carry_arrays, kept=kept, next_round=done, finger=finger
+                )
+        if bar is not None:
+            bar.update(done - bar.n)
+            rate = num_runs * (done - start_round) / max(time.perf_counter() - start, 1e-9)
+            bar.set_postfix_str(f"{rate:.3g} agent-rounds/s")
+
     with contextlib.ExitStack() as stack:
         pool = None  # the groups one after another, here
         if plan.workers > 1 and _may_run_at_once(chunk_statics, plan, carries[0]):
             pool = stack.enter_context(concurrent.futures.ThreadPoolExecutor(plan.workers, "jaxbandit"))
+        pending = None  # the chunk started last: (its first round, its carries, its outputs' collector)
         for t0 in range(start_round, horizon, plan.chunk):
             rounds = np.arange(t0, t0 + plan.chunk, dtype=np.int32)
             sel = keep_idx[(keep_idx >= t0) & (keep_idx < t0 + plan.chunk)] - t0
-            # [S, G, algorithms, kept]; only kept rounds leave the device
-            carries, stacked = _run_groups(pool, chunk_statics, plan, carries, rounds, sel)
-            if sink is not None:
-                sink(t0, _per_algorithm(stacked, len(make_algs)))  # before the checkpoint: never behind it
-            else:
-                for field, value in stacked.items():
-                    kept.setdefault(field, []).append(value)
-            done = min(t0 + plan.chunk, horizon)
-            if ckpt_path is not None:
-                kept = {f: [np.concatenate(p, axis=-1)] for f, p in kept.items()}
-                carry_arrays = checkpoint_lib.gather(carries, distributed.to_host)  # every process
-                if jax.process_index() == 0:
-                    checkpoint_lib.save(
-                        ckpt_path, carry_arrays=carry_arrays, kept=kept, next_round=done, finger=finger
-                    )
-            if bar is not None:
-                bar.update(done - bar.n)
-                rate = num_runs * (done - start_round) / max(time.perf_counter() - start, 1e-9)
-                bar.set_postfix_str(f"{rate:.3g} agent-rounds/s")
+            try:
+                carries, collect = _start_groups(pool, chunk_statics, plan, carries, rounds, sel)
+            except BaseException:
+                if pending is not None:  # nothing lost: the last chunk run is kept and checkpointed
+                    finish(*pending)
+                raise
+            # the chunk before this one is finished while this one runs
+            if pending is not None:
+                finish(*pending)
+            pending = (t0, carries, collect)
+        if pending is not None:
+            finish(*pending)
     if bar is not None:
         bar.close()
     final = {field: np.concatenate(parts, axis=-1) for field, parts in kept.items()}
     return _per_algorithm(final, len(make_algs))
 
 
-def _run_groups(pool, chunk_statics: tuple, plan: _Plan, carries: list, rounds, sel) -> tuple[list, dict]:
-    """One chunk (``rounds``) of every group of streams: the groups' carries after it, and the kept rounds
-    ``sel`` of each output field, `[S_padded, G, algorithms, kept]` on the host.
+def _start_groups(
+    pool, chunk_statics: tuple, plan: _Plan, carries: list, rounds, sel
+) -> tuple[list, Callable]:
+    """Starts one chunk (``rounds``) of every group of streams: the groups' carries after it, and a function
+    that returns the kept rounds ``sel`` of each output field, `[S_padded, G, algorithms, kept]` on the
+    host.
 
-    With several groups (``pool``: a thread each), the chunk's program is compiled here, on the calling
-    thread, whose JAX settings (x64, ...) its tracing reads, and the threads only run it: two programs
-    called from two threads run at once, one on each core."""
-    here = lambda out: {f: np.moveaxis(_kept_rounds(v, sel), 1, -1) for f, v in out.items()}
+    With one group the chunk's program is only dispatched: the caller finishes the previous chunk (its
+    kept rounds to the host, the checkpoint) while this one runs, and on an accelerator this chunk's kept
+    rounds start their copy to the host as soon as it is done (:func:`_kept_rounds`), the next chunk
+    already queued behind it. With several groups (``pool``: a thread each), the chunk's program is
+    compiled here, on the calling thread, whose JAX settings (x64, ...) its tracing reads, and the threads
+    run it to the end: two programs called from two threads run at once, one on each core."""
+    later = lambda out: {f: _kept_rounds(v, sel) for f, v in out.items()}
+    here = lambda fetch: {f: np.moveaxis(get(), 1, -1) for f, get in fetch.items()}
     if plan.workers == 1:
         ((stream_params, _),) = plan.groups
         carry, out = _run_chunk(*chunk_statics, stream_params, plan.agent_params, carries[0], rounds)
-        return [carry], here(out)
+        fetch = later(out)
+        return [carry], lambda: here(fetch)
     program = _run_chunk.compiled(*chunk_statics, plan.groups[0][0], plan.agent_params, carries[0], rounds)
 
     def run(g: int):
         carry, out = program(plan.groups[g][0], plan.agent_params, carries[g], rounds)
-        return carry, here(out)
+        return carry, here(later(out))
 
     done = [run(g) for g in range(plan.workers)] if pool is None else list(pool.map(run, range(plan.workers)))
-    return [c for c, _ in done], {f: np.concatenate([o[f] for _, o in done]) for f in done[0][1]}
+    stacked = {f: np.concatenate([o[f] for _, o in done]) for f in done[0][1]}
+    return [c for c, _ in done], lambda: stacked
 
 
 #: Whether each chunk program's copies may run at once (:func:`_may_run_at_once`), the least recently
@@ -938,13 +964,18 @@ def _initial_carries(make_algs, make_env, plan: _Plan, chunk_statics: tuple) -> 
     return [init(*args) for args in every]  # the program just compiled
 
 
-def _kept_rounds(value: Array, sel: np.ndarray) -> np.ndarray:
-    """Rounds ``sel`` of a chunk's output `[S, n, ...]` on the host. On an accelerator they are selected on
-    the device, so only they cross to the host; on a CPU the host already holds the array, and selecting
-    there compiles nothing (indexing on the device compiles a handful of one-op programs per shape)."""
+def _kept_rounds(value: Array, sel: np.ndarray) -> Callable[[], np.ndarray]:
+    """A function returning rounds ``sel`` of a chunk's output `[S, n, ...]` on the host. On an accelerator
+    they are selected on the device, so only they cross to the host, and their copy starts at once (when
+    the chunk is done, beside the next one's rounds); on a CPU the host already holds the array, and
+    selecting there compiles nothing (indexing on the device compiles a handful of one-op programs per
+    shape)."""
     if all(getattr(d, "platform", None) == "cpu" for d in value.sharding.device_set):
-        return distributed.to_host(value)[:, sel]
-    return distributed.to_host(value[:, sel])
+        return lambda: distributed.to_host(value)[:, sel]
+    kept = value[:, sel]
+    if kept.is_fully_addressable:
+        kept.copy_to_host_async()
+    return lambda: distributed.to_host(kept)
 
 
 def _per_algorithm(fields: dict, count: int) -> list[dict]:
