@@ -7,8 +7,9 @@
 # timeline_independent.json.gz, gpu.log (pallas_select.py, lockstep.py: run on 2026-11-28).
 # A lent machine has no git history: to time the previous code beside the current one there, extract it
 # here into a folder git ignores (echo /.prev/ >> .git/info/exclude; mkdir -p .prev/REV; git archive
-# REV jaxbandit | tar -x -C .prev/REV), carry .prev/REV, and set PREVIOUS=.prev/REV. Its timeouts sum
-# to 580 s, under the 600 s a command may run there.
+# REV jaxbandit | tar -x -C .prev/REV), carry .prev/REV, and set PREVIOUS=.prev/REV (PREVIOUS_RECORD: the
+# code the sweep that keeps every round is timed against, default PREVIOUS). Its timeouts sum to 570 s,
+# under the 600 s a command may run there.
 #
 #     bash benchmarks/gpu.sh
 set -u
@@ -18,6 +19,8 @@ export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 JAXBANDIT_BENCH_OUT=$OUT
 PY=${PYTHON:-python3}
 PREV=none
 [ -n "${PREVIOUS:-}" ] && PREV=$(realpath -m "$PREVIOUS")
+PREV_RECORD=$PREV
+[ -n "${PREVIOUS_RECORD:-}" ] && PREV_RECORD=$(realpath -m "$PREVIOUS_RECORD")
 cd benchmarks
 {
   nvidia-smi -L
@@ -34,11 +37,15 @@ cd benchmarks
   # each against the per-run bound (XLA's defaults). With PREVIOUS=.prev/004d850 (the last code that drew
   # the sphere's uniforms flat on a GPU too) the independent row measures the shaped draw alone.
   timeout 145 $PY grid_sweep.py --previous "$PREV" --seeds 10000 --independent 100000 --repeats 2
-  # The projection's peeled Newton step, the sampler's peeled rejection steps, chunks 8x as long: each in
-  # a process of its own (whether the GPU's wait before each loop body, ~140 us on the H200 in
-  # 2026-11-28's timeline, and between chunks goes away).
-  timeout 175 $PY xla_flags.py --timeout 34 \
-    --variants library peeled_newton_step peeled_rejection_steps larger_chunks
+  # The grid keeping every round (3.2e4 runs): each chunk's results cross to the host, which the chunk
+  # loop now overlaps with the next chunk's rounds (5109f38; before it, the GPU idled through each copy).
+  timeout 50 $PY grid_sweep.py --previous "$PREV_RECORD" --sweeps grid16 --seeds 2000 --record all \
+    --repeats 2
+  # The projection's peeled Newton step and the sampler's peeled rejection steps, each in a process of its
+  # own (whether the GPU's wait before each loop body, ~140 us on the H200 in 2026-11-28's timeline, goes
+  # away). (Chunks 8x as long, the larger_chunks variant, left out for time: the whole call's timeline
+  # below shows what lies between chunks.)
+  timeout 115 $PY xla_flags.py --timeout 34 --variants library peeled_newton_step peeled_rejection_steps
   # Independent runs with the contexts materialised components first (the CPU's layout for several lanes a
   # stream; 1.00x on the grid on the H200): their draw, ten times the grid's per lane, was four passes of
   # [rounds, streams, d, K] in the tenth lease's program plus a transposition to [.., K, d].

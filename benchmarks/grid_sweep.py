@@ -23,7 +23,7 @@ host (on an accelerator, beside the next chunk's rounds); ``--workers N`` sets `
 codes.
 
     python benchmarks/grid_sweep.py [--previous 5f1eb40] [--repeats 3] [--ahead 16] [--record last|all]
-                                    [--workers N] [--quick]
+                                    [--workers N] [--sweeps grid16 tuning independent] [--quick]
 """
 
 from __future__ import annotations
@@ -123,6 +123,13 @@ def main(argv=None):
     parser.add_argument(
         "--workers", type=int, default=None, help="CPU_WORKERS of both codes (a CPU's groups of streams)"
     )
+    parser.add_argument(
+        "--sweeps",
+        nargs="+",
+        default=["grid16", "tuning", "independent"],
+        choices=["grid16", "tuning", "independent"],
+        help="the sweeps timed (independent only with --independent N)",
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
     args = parser.parse_args(argv)
     T = 200 if args.quick else 2000
@@ -138,7 +145,7 @@ def main(argv=None):
         tag: sweeps(lib, T, tuning_T, args.quick, args.seeds, args.independent, args.record)
         for tag, lib in libs.items()
     }
-    for name in calls["now"]:
+    for name in [n for n in calls["now"] if n in args.sweeps]:
         _, runs, horizon = calls["now"][name]
         fns = {tag: calls[tag][name][0] for tag in libs}
         if args.ahead:
@@ -214,7 +221,7 @@ def main(argv=None):
         ],
     )
     path = common.write_json(
-        "grid_sweep",
+        "grid_sweep" if args.record == "last" else "grid_sweep_record_all",
         {
             "rows": rows,
             "previous": args.previous,
