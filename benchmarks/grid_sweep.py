@@ -20,10 +20,11 @@ sweep is run once first) and measured separately by ``compile_time.py``. Target 
 
 ``--record all`` keeps every round (and the per-round fields), so that each chunk's results cross to the
 host (on an accelerator, beside the next chunk's rounds); ``--workers N`` sets ``CPU_WORKERS`` in both
-codes.
+codes; ``--chunk-size N`` runs both in chunks of N rounds.
 
     python benchmarks/grid_sweep.py [--previous 5f1eb40] [--repeats 3] [--ahead 16] [--record last|all]
-                                    [--workers N] [--sweeps grid16 tuning independent] [--quick]
+                                    [--workers N] [--chunk-size N] [--sweeps grid16 tuning independent]
+                                    [--quick]
 """
 
 from __future__ import annotations
@@ -41,10 +42,18 @@ import jaxbandit as jb
 
 
 def sweeps(
-    lib, T: int, tuning_T: int, quick: bool, seeds: int, independent: int = 0, record: str = "last"
+    lib,
+    T: int,
+    tuning_T: int,
+    quick: bool,
+    seeds: int,
+    independent: int = 0,
+    record: str = "last",
+    chunk_size: int | None = None,
 ) -> dict:
     """name -> (zero-argument sweep call, number of runs, rounds per run) for the library ``lib``; each
-    sweep keeps its last round (``record="last"``) or every round (``"all"``)."""
+    sweep keeps its last round (``record="last"``) or every round (``"all"``), in chunks of ``chunk_size``
+    rounds (None: the library's default)."""
     d, K = common.D, common.K
 
     def make_env(p):
@@ -70,7 +79,9 @@ def sweeps(
 
     def call(alg, grid, horizon, seeds):
         kept = horizon if record == "last" else record
-        return lambda: lib.sweep(alg, make_env, grid, horizon=horizon, seeds=seeds, record=kept)
+        return lambda: lib.sweep(
+            alg, make_env, grid, horizon=horizon, seeds=seeds, record=kept, chunk_size=chunk_size
+        )
 
     out = {
         "grid16": (call(grid_alg, grid16, T, n_seeds), len(grid16["beta_scale"]) * n_seeds, T),
@@ -121,6 +132,9 @@ def main(argv=None):
         help="rounds kept: the last (default) or every round, whose copy to the host each chunk makes",
     )
     parser.add_argument(
+        "--chunk-size", type=int, default=None, help="rounds a chunk (default: the library's)"
+    )
+    parser.add_argument(
         "--workers", type=int, default=None, help="CPU_WORKERS of both codes (a CPU's groups of streams)"
     )
     parser.add_argument(
@@ -142,7 +156,7 @@ def main(argv=None):
 
     rows = []
     calls = {
-        tag: sweeps(lib, T, tuning_T, args.quick, args.seeds, args.independent, args.record)
+        tag: sweeps(lib, T, tuning_T, args.quick, args.seeds, args.independent, args.record, args.chunk_size)
         for tag, lib in libs.items()
     }
     for name in [n for n in calls["now"] if n in args.sweeps]:
@@ -197,7 +211,8 @@ def main(argv=None):
             flush=True,
         )
     print(
-        f"\nprevious = {args.previous}; record {args.record}; CPU_WORKERS {args.workers}; agent-rounds per "
+        f"\nprevious = {args.previous}; record {args.record}; CPU_WORKERS {args.workers}; chunks of "
+        f"{args.chunk_size or 'the default'} rounds; agent-rounds per "
         f"second, best of {args.repeats}, interleaved\n"
     )
     common.print_table(
@@ -228,6 +243,7 @@ def main(argv=None):
             "ahead": args.ahead,
             "record": args.record,
             "workers": args.workers,
+            "chunk_size": args.chunk_size,
             "devices": jax.device_count(),
         },
     )
