@@ -23,10 +23,13 @@ kernels (in the program's order; the JSON names each loop). The plugin's XLA is 
 which need not be the card's: jax 0.10.2 here fused the projection's Newton step differently from the
 H200's jax 0.11.2 (2026-11-28), so read the programs as that version's.
 ``--set MODULE.NAME=VALUE`` sets library constants for the current code only (as ``gpu_equal.py``).
+``--every-algorithm`` (with ``--compile``) instead compiles every registered algorithm's sweep: nothing
+should fail to compile on a card.
 
     python benchmarks/gpu_program.py --previous f5dd2fe [--sweep independent] [--runs 1024]
     JAX_PLATFORMS=cpu python benchmarks/gpu_program.py --compile h100 --sweep grid16 --runs 10000 \
         --horizon 2000 --previous .. --set jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1
+    JAX_PLATFORMS=cpu python benchmarks/gpu_program.py --compile h100 --every-algorithm --runs 64
 """
 
 from __future__ import annotations
@@ -150,6 +153,38 @@ def kernels(hlo: str) -> dict:
     return {"kernels": sum(body.values()), "loop_bodies": bodies}
 
 
+def every_algorithm(device, runs: int, horizon: int) -> list[dict]:
+    """Each registered algorithm's sweep (2 × 2 points, the paper's environment, ``runs`` seeds) lowered
+    and compiled for ``device``: the check before a lease that nothing fails to compile on a card."""
+    d, K = common.D, common.K
+    rows = []
+    for name in jb.registry.names():
+        spec = jb.registry.algorithm(name)
+        axis, values = next(iter(spec.grid.items()))
+
+        def make_alg(p, spec=spec, axis=axis):
+            problem = jb.registry.Problem(horizon, d, eps=1.0, nu=3**0.5, corruption=p["C"])
+            return spec.make(problem, **{axis: p["h"]})
+
+        def make_env(p):
+            return jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
+
+        grid = {"C": [0.0, 100.0], "h": list(values[:2])}
+        sweep = lambda: jb.sweep(make_alg, make_env, grid, horizon=horizon, seeds=runs, record=10)
+        for program, lowered in gpu_lowerings(sweep, stop=True).items():
+            hlo, seconds = compiled_for(device, lowered)
+            counts = kernels(hlo)
+            loops = "/".join(str(n) for _, n in counts["loop_bodies"])
+            row = dict(
+                algorithm=name, program=program, compile_s=round(seconds, 2), kernels=counts["kernels"]
+            )
+            rows.append({**row, "loops": loops})
+            print(
+                f"{name} {program}: {seconds:.1f} s, {counts['kernels']} kernels, loops {loops}", flush=True
+            )
+    return rows
+
+
 def normalised(text: str) -> list[str]:
     """The program's lines without SSA names, locations and the numbered suffixes of private functions."""
     lines = []
@@ -168,8 +203,21 @@ def main(argv=None):
     parser.add_argument("--horizon", type=int, default=200, help="rounds of the sweeps")
     parser.add_argument("--compile", metavar="TARGET", help="also compile for h100, h200 or a target config")
     parser.add_argument("--set", nargs="*", default=[], help="MODULE.NAME=VALUE for the current code only")
+    parser.add_argument(
+        "--every-algorithm", action="store_true", help="with --compile: every registered algorithm's sweep"
+    )
     args = parser.parse_args(argv)
     device = compile_only_gpu(args.compile) if args.compile else None
+    if args.every_algorithm:
+        if device is None:
+            parser.error("--every-algorithm needs --compile TARGET")
+        rows = every_algorithm(device, args.runs, args.horizon)
+        print(
+            f"\nevery algorithm's sweep ({args.runs} seeds × 4 points, T = {args.horizon}), {args.compile}\n"
+        )
+        common.print_table(rows, [(k, "") for k in ("algorithm", "program", "compile_s", "kernels", "loops")])
+        common.write_json("gpu_program_every_algorithm", {"compile": args.compile, "rows": rows})
+        return
     libs = {"previous": common.load_previous(args.previous), "now": jb}
     programs, optimised = {}, {}
     for tag, lib in libs.items():
