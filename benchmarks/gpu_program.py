@@ -112,12 +112,15 @@ def compile_only_gpu(target: str):
 
 
 def compiled_for(device, lowered) -> tuple[str, float]:
-    """The optimised program (HLO text) XLA's GPU compiler makes of ``lowered`` for ``device``, and the
-    seconds it took (JAX's private compile step: a compile-only device cannot load what it compiles)."""
+    """The optimised program (HLO text) XLA's GPU compiler makes of ``lowered`` for ``device`` with the
+    options the library compiles with on a GPU (``xla_options.compiler_options("gpu")``: command buffers),
+    and the seconds it took (JAX's private compile step: a compile-only device cannot load what it
+    compiles)."""
     from jax._src import compiler
     from jax._src.lib import xla_client as xc
 
-    options = compiler.get_compile_options(num_replicas=1, num_partitions=1)
+    library = {name: str(value) for name, value in jb.runner.xla_options.compiler_options("gpu").items()}
+    options = compiler.get_compile_options(num_replicas=1, num_partitions=1, env_options_overrides=library)
     start = time.perf_counter()
     executable = compiler.backend_compile_and_load(
         device.client, lowered.stablehlo(), xc.DeviceList((device,)), options, []
