@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The GPU measurements behind the README's GPU tables, as one command that fits a 15-minute lease on a
 # machine with one GPU. Uses the machine's own jax (no install: PYTHONPATH is the
-# checkout). Results go to $OUT (default benchmarks/results): grid_sweep.json, xla_flags.json,
-# chunk_layout.json, kernel_profile.json, kernel_profile_independent.json, hlo_chunk.txt.gz (the grid's
-# optimised chunk program, to read its fusions after the lease), timeline.json.gz,
-# timeline_independent.json.gz, gpu.log (pallas_select.py, lockstep.py: run on 2026-11-28).
+# checkout). Results go to $OUT (default benchmarks/results): grid_sweep.json, grid_sweep_record_all.json,
+# xla_flags.json, pallas_sphere.json, chunk_layout.json, kernel_profile.json,
+# kernel_profile_independent.json, hlo_chunk.txt.gz (the grid's optimised chunk program, to read its
+# fusions after the lease), timeline.json.gz, timeline_independent.json.gz, gpu.log (pallas_select.py,
+# lockstep.py: run on 2026-11-28).
 # A lent machine has no git history: to time the previous code beside the current one there, extract it
 # here into a folder git ignores (echo /.prev/ >> .git/info/exclude; mkdir -p .prev/REV; git archive
 # REV jaxbandit | tar -x -C .prev/REV), carry .prev/REV, and set PREVIOUS=.prev/REV (PREVIOUS_RECORD: the
-# code the sweep that keeps every round is timed against, default PREVIOUS). Its timeouts sum to 570 s,
+# code the sweep that keeps every round is timed against, default PREVIOUS). Its timeouts sum to 590 s,
 # under the 600 s a command may run there.
 #
 #     bash benchmarks/gpu.sh
@@ -45,7 +46,10 @@ cd benchmarks
   # own (whether the GPU's wait before each loop body, ~140 us on the H200 in 2026-11-28's timeline, goes
   # away). (Chunks 8x as long, the larger_chunks variant, left out for time: the whole call's timeline
   # below shows what lies between chunks.)
-  timeout 115 $PY xla_flags.py --timeout 34 --variants library peeled_newton_step peeled_rejection_steps
+  timeout 110 $PY xla_flags.py --timeout 34 --variants library peeled_newton_step peeled_rejection_steps
+  # The contexts' draw as one Pallas kernel (a thread a stream, one pass) against XLA's, for a block of
+  # independent runs' rounds (10^5 streams x 12): its time and how many components differ from XLA's bits.
+  timeout 25 $PY pallas_sphere.py --rounds 12 --repeats 20
   # Independent runs with the contexts materialised components first (the CPU's layout for several lanes a
   # stream; 1.00x on the grid on the H200): their draw, ten times the grid's per lane, was four passes of
   # [rounds, streams, d, K] in the tenth lease's program plus a transposition to [.., K, d].
