@@ -131,6 +131,14 @@ def best_time(fn, repeats=3) -> float:
     return best
 
 
+def bitwise_gap(reference, values) -> tuple[int, float]:
+    """How far ``values`` are from ``reference`` (arrays of one shape): how many elements are not bitwise
+    equal, and the largest distance in units of the reference's last place."""
+    reference, values = np.asarray(reference), np.asarray(values)
+    unequal = int((reference != values).sum())
+    return unequal, float(np.max(np.abs(reference - values) / np.spacing(np.abs(reference))))
+
+
 def interleaved_best(fns: dict, repeats=3) -> dict:
     """Best times of several functions, calls interleaved so that load changes hit all of them alike."""
     best = {k: float("inf") for k in fns}

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import time
 
 import common
 import jax
@@ -178,8 +177,7 @@ def main(argv=None):
     arms, best = (np.asarray(v) for v in kernel(*minor))
     differ = int((np.asarray(xla(*major)) != arms).sum())
     reference = np.asarray(jax.jit(xla_best_score)(*major))
-    unequal = int((reference != best).sum())
-    ulps = float(np.max(np.abs(reference - best) / np.spacing(np.abs(reference))))
+    unequal, ulps = common.bitwise_gap(reference, best)
     device = jax.devices()[0].device_kind
     print(
         f"{device}: {seeds} streams x {args.lanes} lanes; arms differing {differ}; best scores not "
@@ -193,12 +191,7 @@ def main(argv=None):
             "xla_runs_minor": lambda: xla_minor(*minor).block_until_ready(),
             "pallas": lambda: jax.block_until_ready(kernel(*minor)),
         }
-        best = dict.fromkeys(calls, float("inf"))
-        for _ in range(args.repeats):
-            for name, call in calls.items():
-                t = time.perf_counter()
-                call()
-                best[name] = min(best[name], time.perf_counter() - t)
+        best = common.interleaved_best(calls, args.repeats)
         row.update({f"{k}_us": v * 1e6 for k, v in best.items()})
         row["speedup"] = best["xla"] / best["pallas"]
     common.print_table([row], [(k, None if isinstance(v, str) else ".3g") for k, v in row.items()])

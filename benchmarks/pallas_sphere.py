@@ -26,7 +26,6 @@ kernel, and counts points that differ.
 from __future__ import annotations
 
 import argparse
-import time
 
 import common
 import jax
@@ -209,8 +208,7 @@ def main(argv=None):
     kernel = jax.jit(lambda w, r: pallas_sphere(w, r, K, d, block=args.block, interpret=not gpu))
     reference = np.moveaxis(np.asarray(xla(keys, radius)), 1, -1)  # [R, K, d, S]
     points = np.asarray(kernel(words, radius))
-    unequal = int((reference != points).sum())
-    ulps = float(np.max(np.abs(reference - points) / np.spacing(np.abs(reference))))
+    unequal, ulps = common.bitwise_gap(reference, points)
     device = jax.devices()[0].device_kind
     print(
         f"{device}: {S} streams x {args.rounds} rounds x {K} arms x {d}; components not bitwise XLA's "
@@ -223,12 +221,7 @@ def main(argv=None):
             "xla_streams_minor": lambda: xla_minor(keys, radius).block_until_ready(),
             "pallas": lambda: kernel(words, radius).block_until_ready(),
         }
-        best = dict.fromkeys(calls, float("inf"))
-        for _ in range(args.repeats):
-            for name, call in calls.items():
-                t = time.perf_counter()
-                call()
-                best[name] = min(best[name], time.perf_counter() - t)
+        best = common.interleaved_best(calls, args.repeats)
         row.update({f"{k}_us": v * 1e6 for k, v in best.items()})
         row["speedup"] = best["xla"] / best["pallas"]
     common.print_table([row], [(k, None if isinstance(v, str) else ".3g") for k, v in row.items()])
