@@ -131,6 +131,23 @@ def best_time(fn, repeats=3) -> float:
     return best
 
 
+def triton_params(num_warps: int = 4):
+    """Compiler parameters of the Pallas experiments' Triton kernels (imported only when one is built)."""
+    from jax.experimental.pallas import triton as pltriton
+
+    return pltriton.CompilerParams(num_warps=num_warps)
+
+
+def triton_lowering(fn, *shapes) -> str:
+    """``fn`` (jitted, calling a Pallas kernel) lowered for CUDA on any machine, for arguments of
+    ``shapes`` (``jax.ShapeDtypeStruct``): the MLIR text, whose Triton module is embedded; raises if Pallas
+    cannot lower it."""
+    from jax import export
+
+    checks = [export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")]
+    return export.export(fn, platforms=["cuda"], disabled_checks=checks)(*shapes).mlir_module()
+
+
 def bitwise_gap(reference, values) -> tuple[int, float]:
     """How far ``values`` are from ``reference`` (arrays of one shape): how many elements are not bitwise
     equal, and the largest distance in units of the reference's last place."""

@@ -156,28 +156,32 @@ def kernels(hlo: str) -> dict:
     return {"kernels": sum(body.values()), "loop_bodies": bodies}
 
 
+def loops_text(counts: dict) -> str:
+    """:func:`kernels`' loop bodies as one column: their kernel counts, "5/4/23"."""
+    return "/".join(str(n) for _, n in counts["loop_bodies"])
+
+
 def every_algorithm(device, runs: int, horizon: int) -> list[dict]:
     """Each registered algorithm's sweep (2 × 2 points, the paper's environment, ``runs`` seeds) lowered
     and compiled for ``device``: the check before a lease that nothing fails to compile on a card."""
-    d, K = common.D, common.K
     rows = []
     for name in jb.registry.names():
         spec = jb.registry.algorithm(name)
         axis, values = next(iter(spec.grid.items()))
 
         def make_alg(p, spec=spec, axis=axis):
-            problem = jb.registry.Problem(horizon, d, eps=1.0, nu=3**0.5, corruption=p["C"])
+            problem = jb.registry.Problem(horizon, common.D, eps=1.0, nu=3**0.5, corruption=p["C"])
             return spec.make(problem, **{axis: p["h"]})
 
         def make_env(p):
-            return jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
+            return common.paper_env(p["C"])
 
         grid = {"C": [0.0, 100.0], "h": list(values[:2])}
         sweep = lambda: jb.sweep(make_alg, make_env, grid, horizon=horizon, seeds=runs, record=10)
         for program, lowered in gpu_lowerings(sweep, stop=True).items():
             hlo, seconds = compiled_for(device, lowered)
             counts = kernels(hlo)
-            loops = "/".join(str(n) for _, n in counts["loop_bodies"])
+            loops = loops_text(counts)
             row = dict(
                 algorithm=name, program=program, compile_s=round(seconds, 2), kernels=counts["kernels"]
             )
@@ -257,8 +261,8 @@ def main(argv=None):
             hlo, seconds = optimised[tag].get(name, ("", float("nan")))
             counts = kernels(hlo)
             row[f"kernels_{tag}"] = counts["kernels"]
-            row[f"loops_{tag}"] = "/".join(str(n) for _, n in counts["loop_bodies"])
-            row[f"loop_names_{tag}"] = [name for name, _ in counts["loop_bodies"]]
+            row[f"loops_{tag}"] = loops_text(counts)
+            row[f"loop_names_{tag}"] = [op_name for op_name, _ in counts["loop_bodies"]]
             row[f"compile_s_{tag}"] = round(seconds, 2)
         rows.append(row)
     compiled = f"; compiled for {args.compile}" if device is not None else ""

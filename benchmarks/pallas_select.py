@@ -84,7 +84,7 @@ def pallas_select(a, theta, beta, x, *, block_streams: int = 8, interpret: bool 
     if G & (G - 1):
         raise ValueError(f"a.shape[-1]={G} (lanes) is invalid: it must be a power of two")
     runs = lambda *lead: pl.BlockSpec((*lead, m, G), lambda s: (*(0 for _ in lead), s, 0))
-    extra = {} if interpret else {"compiler_params": _triton_params()}
+    extra = {} if interpret else {"compiler_params": common.triton_params()}
     return pl.pallas_call(
         _scores_kernel(d, K),
         out_shape=(jax.ShapeDtypeStruct((S, G), jnp.int32), jax.ShapeDtypeStruct((S, G), a.dtype)),
@@ -94,12 +94,6 @@ def pallas_select(a, theta, beta, x, *, block_streams: int = 8, interpret: bool 
         interpret=interpret,
         **extra,
     )(a, theta, beta, x)
-
-
-def _triton_params():
-    from jax.experimental.pallas import triton as pltriton
-
-    return pltriton.CompilerParams(num_warps=4)
 
 
 def xla_select(a_major, theta_major, beta, x_streams):
@@ -143,13 +137,9 @@ def inputs(seeds: int, lanes: int, d: int = common.D, K: int = common.K, seed: i
 def lowered_for_cuda(seeds: int = 64, lanes: int = 16, block_streams: int = 8) -> str:
     """The kernel lowered for CUDA (Triton), on any machine: the MLIR text, whose Triton module is
     embedded; raises if Pallas cannot lower it."""
-    from jax import export
-
     _, minor = inputs(seeds, lanes)
     fn = jax.jit(functools.partial(pallas_select, block_streams=block_streams))
-    shapes = [jax.ShapeDtypeStruct(v.shape, v.dtype) for v in minor]
-    checks = [export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")]
-    return export.export(fn, platforms=["cuda"], disabled_checks=checks)(*shapes).mlir_module()
+    return common.triton_lowering(fn, *(jax.ShapeDtypeStruct(v.shape, v.dtype) for v in minor))
 
 
 def main(argv=None):

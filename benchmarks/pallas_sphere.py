@@ -133,11 +133,16 @@ def pallas_sphere(key_words, radius, K: int, d: int, *, block: int = 128, interp
     """Contexts `[R, K, d, S]` for the keys' words ``key_words`` `[2, R, S]` uint32 (each stream-round's
     contexts key, ``jax.random.key_data`` moved first) on the sphere of ``radius`` (a float32 scalar).
     S must be a multiple of ``block``, a power of two (Triton's blocks)."""
+    if jnp.ndim(key_words) != 3 or jnp.shape(key_words)[0] != 2 or jnp.result_type(key_words) != jnp.uint32:
+        raise ValueError(
+            f"key_words of shape {jnp.shape(key_words)} and dtype {jnp.result_type(key_words)} is invalid: "
+            "it must be [2, R, S] uint32 (jax.random.key_data of [R, S] keys, its last axis moved first)"
+        )
     _, R, S = key_words.shape
     if block < 1 or S % block or block & (block - 1):
         raise ValueError(f"block={block} is invalid: it must be a power of two dividing the streams {S}")
     keys = pl.BlockSpec((1, block), lambda r, s: (r, s))
-    extra = {} if interpret else {"compiler_params": _triton_params()}
+    extra = {} if interpret else {"compiler_params": common.triton_params()}
     return pl.pallas_call(
         _sphere_kernel(K, d),
         out_shape=jax.ShapeDtypeStruct((R, K, d, S), jnp.float32),
@@ -147,12 +152,6 @@ def pallas_sphere(key_words, radius, K: int, d: int, *, block: int = 128, interp
         interpret=interpret,
         **extra,
     )(key_words[0], key_words[1], jnp.reshape(radius, (1,)).astype(jnp.float32))
-
-
-def _triton_params():
-    from jax.experimental.pallas import triton as pltriton
-
-    return pltriton.CompilerParams(num_warps=4)
 
 
 def xla_sphere(keys, radius, K: int, d: int):
@@ -177,13 +176,10 @@ def inputs(rounds: int, num_streams: int, seed: int = 0):
 def lowered_for_cuda(num_streams: int = 256, block: int = 128) -> str:
     """The kernel lowered for CUDA (Triton), on any machine: the MLIR text, whose Triton module is
     embedded; raises if Pallas cannot lower it."""
-    from jax import export
-
     _, words = inputs(2, num_streams)
     fn = jax.jit(lambda w, r: pallas_sphere(w, r, common.K, common.D, block=block))
-    shapes = [jax.ShapeDtypeStruct(words.shape, words.dtype), jax.ShapeDtypeStruct((), jnp.float32)]
-    checks = [export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")]
-    return export.export(fn, platforms=["cuda"], disabled_checks=checks)(*shapes).mlir_module()
+    shapes = jax.ShapeDtypeStruct(words.shape, words.dtype), jax.ShapeDtypeStruct((), jnp.float32)
+    return common.triton_lowering(fn, *shapes)
 
 
 def main(argv=None):

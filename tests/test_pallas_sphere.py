@@ -10,6 +10,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
 pallas_sphere = importlib.import_module("pallas_sphere")
@@ -39,3 +40,13 @@ def test_interpret_mode_draws_the_librarys_points():
 
 def test_the_kernel_lowers_to_triton_for_cuda():
     assert "xla.gpu.triton" in pallas_sphere.lowered_for_cuda(num_streams=256, block=128)
+
+
+def test_bad_keys_or_blocks_are_named():
+    _, words = pallas_sphere.inputs(1, 128)
+    with pytest.raises(ValueError, match="key_words of shape"):
+        pallas_sphere.pallas_sphere(words.astype(jnp.int32), 1.0, K, D, interpret=True)
+    with pytest.raises(ValueError, match=r"key_words of shape \(1, 128\)"):
+        pallas_sphere.pallas_sphere(words[0], 1.0, K, D, interpret=True)
+    with pytest.raises(ValueError, match="block=96 is invalid"):
+        pallas_sphere.pallas_sphere(words, 1.0, K, D, block=96, interpret=True)
