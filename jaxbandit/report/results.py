@@ -275,6 +275,27 @@ class SweepResult:
             coords.pop(name)
         return SweepResult(tuple(dims), coords, data, dict(self.meta))
 
+    def __repr__(self) -> str:
+        """A summary in the manner of xarray's: the dims with their sizes, each coordinate abridged to
+        its first and last values, each field's dtype and shape, the meta keys. Reads no field of a
+        lazy result, and stays a few lines of at most ``_REPR_WIDTH`` characters at any size."""
+        fields = list(self.data.items())
+        shape = tuple(fields[0][1].shape) if fields else ()
+        sizes = {d: (len(self.coords[d]) if d in self.coords else shape[i]) for i, d in enumerate(self.dims)}
+        pad = max((len(str(name)) for name in [*self.dims, *self.data]), default=0)
+        lines = ["<jb.SweepResult> (" + ", ".join(f"{d}: {n}" for d, n in sizes.items()) + ")"]
+        lines.append("Coordinates:")
+        for d in self.dims:
+            if d in self.coords:
+                values = np.asarray(self.coords[d])
+                lines.append(f"  {d:<{pad}}  {_dtype_name(values.dtype):<7} {_abridged(values)}")
+        lines.append("Data:")
+        for name, value in fields:
+            lazy = "  (lazy)" if isinstance(value, LazyArray) else ""
+            lines.append(f"  {name:<{pad}}  {_dtype_name(value.dtype):<7} {tuple(value.shape)}{lazy}")
+        lines.append(f"Meta ({len(self.meta)}): " + ", ".join(map(str, self.meta)))
+        return "\n".join(_clipped(line) for line in lines)
+
     def to_xarray(self):
         """The result as an ``xarray.Dataset``: one variable per field over ``dims``, the coordinates;
         ``meta`` as JSON in ``attrs["jaxbandit_meta"]`` and its scalar entries (str, int, float) as
@@ -396,6 +417,38 @@ class SweepResult:
         if lazy:
             return cls._from_dataset(ds, lambda name: LazyArray(ds[name].variable, path, name))
         return cls.from_xarray(ds.load())
+
+
+#: The widest line of ``repr(SweepResult)``; a longer one ends in "...".
+_REPR_WIDTH = 100
+
+
+def _clipped(text: str, width: int = _REPR_WIDTH) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _dtype_name(dtype) -> str:
+    """``float32``, ``int64``, ``<U10``: a number's dtype by name, a string's by its width."""
+    dtype = np.dtype(dtype)
+    return dtype.name if dtype.kind in "biufc" else dtype.str
+
+
+def _abridged(values: np.ndarray, edge: int = 3) -> str:
+    """A coordinate's values, the first and last ``edge`` of them when there are more, each shortened."""
+
+    def short(v) -> str:
+        v = v.item() if isinstance(v, np.generic) else v
+        if isinstance(v, float):
+            text = f"{v:.6g}"
+            text += ".0" if text.lstrip("-").isdigit() else ""  # a float, not an int
+        else:
+            text = repr(v) if isinstance(v, str) else str(v)
+        return _clipped(text, 24)
+
+    flat = values.ravel()
+    if flat.size <= 2 * edge + 1:
+        return " ".join(map(short, flat))
+    return " ".join([*map(short, flat[:edge]), "...", *map(short, flat[-edge:])])
 
 
 def _check_complete(ds, path: Path) -> None:
