@@ -1,6 +1,8 @@
 """Bad concrete input raises a ValueError naming the parameter, its value and the valid range; traced
 input (inside a user's jit/vmap) is accepted unchecked."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -9,6 +11,8 @@ import pytest
 import jaxbandit as jb
 
 T, D, K = 50, 3, 4
+#: The paper's LaTeX labels ("ass:noise", "eq:sigma_def", "thm:regret_instance", ...).
+PAPER_LABEL = re.compile(r"\b(ass|eq|lem|thm|alg|def|prop|col|cor):[a-z_]+")
 NAN, INF = float("nan"), float("inf")
 
 
@@ -385,6 +389,7 @@ def test_bad_input_raises_a_value_error_naming_it(thunk, expected):
     message = str(info.value)
     for text in expected:
         assert text in message, (text, message)
+    assert not PAPER_LABEL.search(message), message  # say it in words: docstrings cite the labels
 
 
 def test_every_public_factory_is_covered():
@@ -414,8 +419,9 @@ def test_every_registered_algorithm_names_its_bad_input(name):
             with pytest.raises(ValueError, match=f"{key}={bad!r} is invalid"):
                 spec.build(problem, {**theory, key: bad})
     for key in spec.knowledge:
-        with pytest.raises(ValueError, match=f"{key}=-1.0 is invalid"):
+        with pytest.raises(ValueError, match=f"{key}=-1.0 is invalid") as info:
             spec.build(problem._replace(**{key: -1.0}), theory)
+        assert not PAPER_LABEL.search(str(info.value)), info.value
     for key in ("horizon", "dim"):
         with pytest.raises(ValueError, match=f"{key}=0 is invalid"):
             spec.build(problem._replace(**{key: 0}), theory)

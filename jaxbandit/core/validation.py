@@ -117,7 +117,13 @@ def check_nonnegative(name: str, value, *, allow_inf=False, required=False, why:
 def check_eps(value, name: str = "eps"):
     """The moment order ε of Assumption ass:noise: ε ∈ (0, 1]. Required."""
     return check_range(
-        name, value, 0.0, 1.0, low_open=True, required=True, why="the moment order of Assumption ass:noise"
+        name,
+        value,
+        0.0,
+        1.0,
+        low_open=True,
+        required=True,
+        why="the moment order ε of the noise assumption, E|η_t|^(1+ε) ≤ ν^(1+ε)",
     )
 
 
