@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import concurrent.futures
 import importlib
 import io
@@ -35,16 +34,6 @@ def grid_betas(n: int = 16) -> list[float]:
 
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def apply_settings(settings: list[str]) -> None:
-    """Set library constants given as ``MODULE.NAME=VALUE`` (a Python literal), e.g.
-    ``jaxbandit.core.linalg.PEELED_NEWTON_STEPS=1``, before anything is traced (a program reads them
-    when it is traced, so they hold for the whole process)."""
-    for setting in settings:
-        name, value = setting.split("=", 1)
-        module, attribute = name.rsplit(".", 1)
-        setattr(importlib.import_module(module), attribute, ast.literal_eval(value))
 
 
 def load_previous(rev: str):
@@ -87,19 +76,6 @@ def paper_alg(T, corruption=100.0, **kw):
     return jb.cr_hvt_ucb(T, D, eps=1.0, nu=3**0.5, corruption=corruption, **kw)
 
 
-def figure1_tuning(method: str, T: int, seeds: int):
-    """The sweep ``tune-figure1`` runs for the registered ``method`` at horizon ``T`` (its registry grid ×
-    C ∈ {0, 100} × ``seeds`` tuning seeds, the first noise setting): (zero-argument call, number of
-    runs)."""
-    from jaxbandit.experiments.figure1 import methods, settings
-
-    grid = {"noise": [0.0], "C": list(settings.C_VALUES), **methods.spec(method).grid}
-    runs = int(np.prod([len(v) for v in grid.values()])) * seeds
-    seed_ids = range(settings.TUNE_SEEDS[0], settings.TUNE_SEEDS[0] + seeds)
-    factory = methods.tune_factory(method, T)
-    return lambda: jb.sweep(factory, settings.environment, grid, horizon=T, seeds=seed_ids, record=T), runs
-
-
 def batched_runner(alg, env, T, batch, compiler_options=None, threads=1):
     """A compiled function of nothing that runs ``batch`` runs of ``T`` rounds and returns a scalar
     that depends on every round's outputs (nothing can be dead-code eliminated); ``compiler_options``
@@ -119,41 +95,6 @@ def batched_runner(alg, env, T, batch, compiler_options=None, threads=1):
         return lambda: compiled(keys).block_until_ready()
     pool = concurrent.futures.ThreadPoolExecutor(threads)
     return lambda: list(pool.map(lambda k: compiled(k).block_until_ready(), parts))
-
-
-def best_time(fn, repeats=3) -> float:
-    """Minimum wall time of ``repeats`` calls (the machine is shared; the minimum is the least noisy)."""
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
-def triton_params(num_warps: int = 4):
-    """Compiler parameters of the Pallas experiments' Triton kernels (imported only when one is built)."""
-    from jax.experimental.pallas import triton as pltriton
-
-    return pltriton.CompilerParams(num_warps=num_warps)
-
-
-def triton_lowering(fn, *shapes) -> str:
-    """``fn`` (jitted, calling a Pallas kernel) lowered for CUDA on any machine, for arguments of
-    ``shapes`` (``jax.ShapeDtypeStruct``): the MLIR text, whose Triton module is embedded; raises if Pallas
-    cannot lower it."""
-    from jax import export
-
-    checks = [export.DisabledSafetyCheck.custom_call("__gpu$xla.gpu.triton")]
-    return export.export(fn, platforms=["cuda"], disabled_checks=checks)(*shapes).mlir_module()
-
-
-def bitwise_gap(reference, values) -> tuple[int, float]:
-    """How far ``values`` are from ``reference`` (arrays of one shape): how many elements are not bitwise
-    equal, and the largest distance in units of the reference's last place."""
-    reference, values = np.asarray(reference), np.asarray(values)
-    unequal = int((reference != values).sum())
-    return unequal, float(np.max(np.abs(reference - values) / np.spacing(np.abs(reference))))
 
 
 def interleaved_best(fns: dict, repeats=3) -> dict:

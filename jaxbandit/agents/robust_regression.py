@@ -67,7 +67,7 @@ Array = jax.Array
 
 BLOCK = 256  #: rows of history summed per block (256–512 measured fastest on CPU)
 #: A block's rows are summed in this many pieces (a power of two): see :func:`value_grad_hess`. Measured
-#: fastest of 1–64 (``benchmarks/history_sums.py``); the sums are the same for any.
+#: fastest of 1–64 on a 2-core CPU (docs/performance.md, *History sums*); the sums are the same for any.
 PIECES = 16
 LINE_SEARCH = 12  #: step sizes tried per Newton direction: 1, 1/2, ..., 2^-11
 ARMIJO = 1e-4  #: sufficient-decrease constant
@@ -80,7 +80,7 @@ class History(NamedTuple):
     Stored transposed because every sum over the history runs along the rows: the per-row terms of a
     block (:func:`value_grad_hess`) then read each component's rows as one contiguous vector, where from
     `[N, d]` XLA's CPU code gathered them at stride d, one scalar at a time (a pass 2.3–3× slower, the
-    same bits; ``benchmarks/history_sums.py``)."""
+    same bits; docs/performance.md, *History sums*)."""
 
     XT: Array
     r: Array

@@ -106,7 +106,7 @@ def lapack(fn: Callable, *args: Array) -> Any:
     Under ``vmap`` it is one batched LAPACK call, except inside :func:`lapack_per_matrix`, where the batch
     runs as a loop (``lax.map``) of calls on one matrix each: the same routine on the same matrices, so
     the same bits, at about the same speed (0.94–1.06× the time of GAdaOFUL, Heavy-OFUL and TOFU runs on
-    2 cores, ``benchmarks/lapack_per_matrix.py``).
+    2 cores; docs/performance.md, *LAPACK one matrix a call*).
 
     Why: jaxlib 0.10's CPU kernels split a large batch (64 matrices of 10 × 10; 32 were not split) over
     XLA's intra-op thread pool (a thread per core) and block the calling pool thread until the pieces are
