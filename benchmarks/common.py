@@ -108,6 +108,15 @@ def interleaved_best(fns: dict, repeats=3) -> dict:
     return best
 
 
+def cpu_model() -> str | None:
+    """The CPU's model name as Linux reports it (``/proc/cpuinfo``), or None elsewhere."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return None
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), None)
+
+
 def machine() -> dict:
     dev = jax.devices()[0]
     return {
@@ -116,9 +125,12 @@ def machine() -> dict:
         "devices": jax.device_count(),
         "cpu_count": os.cpu_count(),
         "processor": platform.processor() or platform.machine(),
+        "cpu_model": cpu_model(),
         "python": platform.python_version(),
         "jax": jax.__version__,
         "x64": bool(jax.config.jax_enable_x64),
+        # the machines are shared: what else ran shows in the 1-minute load average at the end
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 
 
