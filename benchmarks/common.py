@@ -41,7 +41,7 @@ def load_previous(rev: str):
     that a benchmark can time the previous code and the current one in one process (its sweep and
     simulation paths import relatively). ``rev`` may also be a folder holding that revision's
     ``jaxbandit`` (made with ``git archive REV jaxbandit | tar -x -C FOLDER``), for a machine without the
-    repository's history, such as a lent GPU."""
+    repository's history, such as a GPU machine."""
     root = Path(tempfile.mkdtemp(prefix="jaxbandit-previous-"))
     if (Path(rev) / "jaxbandit").is_dir():
         shutil.copytree(Path(rev) / "jaxbandit", root / "jaxbandit")

@@ -1,6 +1,6 @@
 """The documentation site: it builds with ``mkdocs build --strict`` (no warning: every page in the nav,
 every link and anchor resolved, every documented parameter in its signature), its examples compile and
-the "Write your own algorithm" one runs as printed."""
+the "Write your own algorithm" one runs as printed, and no page keeps a diary."""
 
 import os
 import re
@@ -66,3 +66,17 @@ def test_own_algorithm_example_runs_and_prints_labelled_rows(capsys):
         assert match, line
         values[name] = match.groups()
     assert values["CR-Hvt-UCB"][0] == values["CR-Hvt-UCB"][1]  # it does not read clip: the same runs
+
+
+def test_no_diary_in_the_docs():
+    """README, docs and benchmarks say what is true now; the history of how it came to be is git's."""
+    pages = [ROOT / "README.md", *DOCS.rglob("*.md"), *(ROOT / "benchmarks").iterdir()]
+    diary = re.compile(r"\b(sessions?|leases?|leased)\b", re.IGNORECASE)
+    found = [
+        f"{page.relative_to(ROOT)}:{i}: {line.strip()}"
+        for page in pages
+        if page.is_file()
+        for i, line in enumerate(page.read_text().splitlines(), 1)
+        if diary.search(line)
+    ]
+    assert not found, "\n".join(found)
