@@ -17,7 +17,7 @@ Target (issue 12), 2-core CPU: CR-Hvt-UCB compile ≤ 2 s.
 25 seeds, T = 2000). ``--size simulate``: ``jb.simulate`` of one run (T = 1000, C = 100,
 ``beta_scale`` = 1e-4) instead of a sweep, ``rerun`` from a newly built algorithm and environment with
 the same settings (as a loop over seeds that builds them in the loop makes). ``--ahead N``: the current
-code's processes draw a chunk's rounds N at a time (``jaxbandit.runner.sweep.DRAW_AHEAD``); with
+code's processes draw a chunk's rounds N at a time (``jb.ExecutionOptions(draw_ahead=N)``); with
 ``--previous`` at the same revision the table then compares the two layouts of one code.
 
     python benchmarks/compile_time.py [--previous 5f1eb40] [--repeats 3] [--algorithms cr_hvt_ucb oful null]
@@ -69,8 +69,7 @@ def child(which: str, previous: str, algorithm: str, size: str = "small", ahead:
     t0 = time.perf_counter()
     lib = common.load_previous(previous) if which == "previous" else __import__("jaxbandit")
     imported = time.perf_counter() - t0
-    if which == "now" and ahead:
-        lib.runner.sweep.DRAW_AHEAD = ahead
+    executed = common.sweep_options(lib, draw_ahead=ahead or None) if which == "now" else {}
     T, seeds, *grids = SIZES[size]
     d, K = common.D, common.K
 
@@ -99,7 +98,7 @@ def child(which: str, previous: str, algorithm: str, size: str = "small", ahead:
                 alg, env = made[0](point), made[1](point)
             jax.block_until_ready(lib.simulate(alg, env, 0, horizon=T))
         else:
-            lib.sweep(*made, grid, horizon=T, seeds=seeds, record=10)
+            lib.sweep(*made, grid, horizon=T, seeds=seeds, record=10, **executed)
         times.append(time.perf_counter() - t)
         first_phases = first_phases or dict(phases)
     first, again, rerun = times

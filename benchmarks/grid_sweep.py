@@ -9,7 +9,7 @@ Two sweeps of CR-Hvt-UCB in the paper's environment (d = 10, K = 20, Student-t(3
 For each it times, interleaved (best of ``--repeats``): ``jb.sweep`` now (run again: its grid's checks
 are remembered); ``checked``: the same with the checks made every call, as a sweep's first call makes
 them; ``ahead``: the current code with a chunk's rounds drawn ``--ahead`` at a time
-(``jaxbandit.runner.sweep.DRAW_AHEAD``; on a CPU the default only for a sweep of 2²² agent-rounds or
+(``jb.ExecutionOptions(draw_ahead=N)``; on a CPU the default only for a sweep of 2²² agent-rounds or
 more, which these are not: it costs compilation); ``jb.sweep`` of the
 previous code (``--previous REV``, extracted with ``git archive`` and imported as a second package); and the
 per-run bound: the do-nothing agent on the same number of independent runs, each drawing its own stream
@@ -19,8 +19,9 @@ sweep is run once first) and measured separately by ``compile_time.py``. Target 
 ``grid16`` at ≥ 3× the per-run bound.
 
 ``--record all`` keeps every round (and the per-round fields), so that each chunk's results cross to the
-host (on an accelerator, beside the next chunk's rounds); ``--workers N`` sets ``CPU_WORKERS`` in both
-codes; ``--chunk-size N`` runs both in chunks of N rounds.
+host (on an accelerator, beside the next chunk's rounds); ``--workers N`` sets ``cpu_workers`` in both
+codes (a previous revision that predates ``jb.ExecutionOptions`` runs at its defaults only);
+``--chunk-size N`` runs both in chunks of N rounds.
 
     python benchmarks/grid_sweep.py [--previous 5f1eb40] [--repeats 3] [--ahead 16] [--record last|all]
                                     [--workers N] [--chunk-size N] [--sweeps grid16 tuning independent]
@@ -50,10 +51,12 @@ def sweeps(
     independent: int = 0,
     record: str = "last",
     chunk_size: int | None = None,
+    **options,
 ) -> dict:
     """name -> (zero-argument sweep call, number of runs, rounds per run) for the library ``lib``; each
     sweep keeps its last round (``record="last"``) or every round (``"all"``), in chunks of ``chunk_size``
-    rounds (None: the library's default)."""
+    rounds (None: the library's default), with the execution ``options`` (``jb.ExecutionOptions``
+    fields)."""
     d, K = common.D, common.K
 
     def make_env(p):
@@ -77,10 +80,12 @@ def sweeps(
         tuning = {k: v[:2] for k, v in tuning.items()}
     tuning_seeds = 3 if quick else 10
 
+    executed = common.sweep_options(lib, **options)
+
     def call(alg, grid, horizon, seeds):
         kept = horizon if record == "last" else record
         return lambda: lib.sweep(
-            alg, make_env, grid, horizon=horizon, seeds=seeds, record=kept, chunk_size=chunk_size
+            alg, make_env, grid, horizon=horizon, seeds=seeds, record=kept, chunk_size=chunk_size, **executed
         )
 
     out = {
@@ -96,16 +101,6 @@ def sweeps(
         alg = functools.partial(grid_alg, T=T_independent)
         out["independent"] = (call(alg, one, T_independent, independent), independent, T_independent)
     return out
-
-
-def drawn_ahead(fn, rounds: int):
-    """``fn()`` with a chunk's rounds drawn ``rounds`` at a time (``DRAW_AHEAD``; restored after)."""
-    before = jb.runner.sweep.DRAW_AHEAD
-    jb.runner.sweep.DRAW_AHEAD = rounds
-    try:
-        return fn()
-    finally:
-        jb.runner.sweep.DRAW_AHEAD = before
 
 
 def main(argv=None):
@@ -135,7 +130,7 @@ def main(argv=None):
         "--chunk-size", type=int, default=None, help="rounds a chunk (default: the library's)"
     )
     parser.add_argument(
-        "--workers", type=int, default=None, help="CPU_WORKERS of both codes (a CPU's groups of streams)"
+        "--workers", type=int, default=None, help="cpu_workers of both codes (a CPU's groups of streams)"
     )
     parser.add_argument(
         "--sweeps",
@@ -151,19 +146,14 @@ def main(argv=None):
     libs = {"now": jb}
     if args.previous != "none":
         libs["previous"] = common.load_previous(args.previous)
-    for lib in libs.values():
-        lib.runner.sweep.CPU_WORKERS = args.workers
-
     rows = []
-    calls = {
-        tag: sweeps(lib, T, tuning_T, args.quick, args.seeds, args.independent, args.record, args.chunk_size)
-        for tag, lib in libs.items()
-    }
+    sized = (T, tuning_T, args.quick, args.seeds, args.independent, args.record, args.chunk_size)
+    calls = {tag: sweeps(lib, *sized, cpu_workers=args.workers) for tag, lib in libs.items()}
+    if args.ahead:
+        calls["ahead"] = sweeps(jb, *sized, cpu_workers=args.workers, draw_ahead=args.ahead)
     for name in [n for n in calls["now"] if n in args.sweeps]:
         _, runs, horizon = calls["now"][name]
-        fns = {tag: calls[tag][name][0] for tag in libs}
-        if args.ahead:
-            fns["ahead"] = functools.partial(drawn_ahead, fns["now"], args.ahead)
+        fns = {tag: calls[tag][name][0] for tag in calls}
         compile_s = {}
         for tag, fn in fns.items():
             t = time.perf_counter()
@@ -171,10 +161,11 @@ def main(argv=None):
             compile_s[tag] = time.perf_counter() - t
         # A sweep run again skips the grid's checks (remembered per factory, ~10 ms a point); its first
         # call makes them: "checked" times the current code with them made every call.
-        fns["checked"] = lambda fn=fns["now"]: (jb.runner.grid._VALIDATED.clear(), fn())
+        fns["checked"] = lambda fn=fns["now"]: (jb.runner.grid.forget_validated(), fn())
         fns["bound"] = common.batched_runner(common.null_agent(), common.paper_env(), horizon, runs)
-        # the same runs on every core, as jb.sweep runs its streams (CPU_WORKERS)
-        threads = math.gcd(runs, jb.runner.sweep._cpu_workers(runs, None))
+        # the same runs on every core, as jb.sweep runs its streams (cpu_workers)
+        workers = jb.runner.plan.cpu_workers(jb.ExecutionOptions(cpu_workers=args.workers), runs, None)
+        threads = math.gcd(runs, workers)
         fns["bound_cores"] = common.batched_runner(
             common.null_agent(), common.paper_env(), horizon, runs, threads=threads
         )
@@ -211,7 +202,7 @@ def main(argv=None):
             flush=True,
         )
     print(
-        f"\nprevious = {args.previous}; record {args.record}; CPU_WORKERS {args.workers}; chunks of "
+        f"\nprevious = {args.previous}; record {args.record}; cpu_workers {args.workers}; chunks of "
         f"{args.chunk_size or 'the default'} rounds; agent-rounds per "
         f"second, best of {args.repeats}, interleaved\n"
     )

@@ -16,7 +16,7 @@ import common
 import jax
 
 import jaxbandit as jb
-from jaxbandit.runner.xla_options import COMMAND_BUFFER
+from jaxbandit.core.lowering.xla_options import COMMAND_BUFFER
 
 
 def library(T: int, runs: int, chunk_size: int | None):

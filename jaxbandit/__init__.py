@@ -13,6 +13,7 @@ from .agents.oful import OFULState, oful
 from .agents.omd_glb import OMDGLBState, omd_glb
 from .agents.tofu import TOFUState, tofu
 from .core import linalg
+from .core.lowering.options import ExecutionOptions
 from .core.types import Adversary, Algorithm, Environment, Feedback, Round, Stream, Trajectory
 from .envs import corruption, datasets, noise
 from .report import analysis
@@ -51,6 +52,7 @@ __all__ = [
     "CRTState",
     "CWOFULState",
     "Environment",
+    "ExecutionOptions",
     "Feedback",
     "GAdaOFULState",
     "HeavyOFULState",

@@ -57,18 +57,20 @@ def x64():
         yield
 
 
-def record_context(monkeypatch, module, name) -> list:
-    """Replace the context manager ``module.name(enabled=True)`` by one that also appends each ``enabled``
-    it is entered with to the returned list (which contexts a traced program was built in)."""
-    entered = []
-    real = getattr(module, name)
+def record_programs(monkeypatch) -> list:
+    """The ``ProgramOptions`` each chunk program of the sweeps run next is traced with (``Plan.program``'s
+    answers), appended to the returned list as the sweeps resolve them."""
+    from jaxbandit.runner.plan import Plan
 
-    def spy(enabled=True):
-        entered.append(enabled)
-        return real(enabled)
+    chosen = []
+    real = Plan.program
 
-    monkeypatch.setattr(module, name, spy)
-    return entered
+    def spy(plan, *args, **kwargs):
+        chosen.append(real(plan, *args, **kwargs))
+        return chosen[-1]
+
+    monkeypatch.setattr(Plan, "program", spy)
+    return chosen
 
 
 def random_stream(seed, T, K, d, noise="t3"):

@@ -13,18 +13,20 @@ import jax.extend as jex
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import record_context
+from conftest import record_programs
 from test_linalg import random_spd
 
 import jaxbandit as jb
 from jaxbandit.agents import robust_regression as rr
-from jaxbandit.core import batching
+from jaxbandit.core.lowering import batching, options
 
 
 @pytest.fixture(autouse=True)
-def small_batches_too(monkeypatch):
-    """The rule for the tests' batches of 7–21 lanes (below ``MIN_LANES`` a batch runs the plain loop)."""
-    monkeypatch.setattr(batching, "MIN_LANES", 1)
+def small_batches_too():
+    """The rule for the tests' batches of 7–21 lanes (below the trace option ``straggler_min_lanes`` a
+    batch runs the plain loop)."""
+    with options.tracing(straggler_min_lanes=1):
+        yield
 
 
 def newton_sqrt(a, scale, limit, straggler_fraction=0.25, straggler_group=1):
@@ -121,17 +123,16 @@ def test_stragglers_in_groups_give_the_plain_loops_results(fraction, group):
 
 
 @pytest.mark.parametrize("min_lanes", [10, 22])
-def test_min_lanes_counts_the_lanes_of_nested_vmaps_together(monkeypatch, min_lanes):
-    """3 × 7 lanes: the rule when MIN_LANES ≤ 21 even though each vmap alone is below it, else the plain
-    batched loop; the plain loop's bits either way."""
-    monkeypatch.setattr(batching, "MIN_LANES", min_lanes)
+def test_min_lanes_counts_the_lanes_of_nested_vmaps_together(min_lanes):
+    """3 × 7 lanes: the rule when ``straggler_min_lanes`` ≤ 21 even though each vmap alone is below it,
+    else the plain batched loop; the plain loop's bits either way."""
     a, limit = _inputs()
     loop = functools.partial(newton_sqrt, straggler_group=4)
     f = jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0))
     expected = jax.jit(f)(a, 1.0, limit)
     loop = functools.partial(newton_sqrt, straggler_group=4)
     f = jax.vmap(jax.vmap(loop, (0, None, 0)), (0, None, 0))
-    with batching.stragglers_one_by_one():
+    with options.tracing(straggler_min_lanes=min_lanes), batching.stragglers_one_by_one():
         got = jax.jit(f)(a, 1.0, limit)
         loops = _while_carries(jax.make_jaxpr(f)(a, 1.0, limit).jaxpr)
     for e, g in zip(expected, got):
@@ -229,23 +230,20 @@ def test_projections_of_a_batch_are_bitwise_the_plain_loops_with_the_runs_outsid
 
 
 def test_a_sweep_runs_stragglers_one_by_one_on_one_cpu_device_unless_told_not_to(monkeypatch):
-    from jaxbandit.runner import sweep as sweep_module
-
-    entered = record_context(monkeypatch, batching, "stragglers_one_by_one")
+    programs = record_programs(monkeypatch)
     make_env = lambda p: jb.envs.linear(
         3, 4, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(0.0)
     )
     grid = {"C": [0.0]}
-    run = lambda: jb.sweep(lambda p: jb.gadaoful(6, 3, nu=1.5, corruption=p["C"]), make_env, grid, horizon=6)
+    alg = lambda p: jb.gadaoful(6, 3, nu=1.5, corruption=p["C"])
+    run = lambda **kw: jb.sweep(alg, make_env, grid, horizon=6, **kw)
     run()
-    assert entered and all(entered)
-    entered.clear()
-    monkeypatch.setattr(sweep_module, "STRAGGLERS_ONE_BY_ONE", False)
-    run()
-    assert entered and not any(entered)
-    monkeypatch.setattr(sweep_module, "STRAGGLERS_ONE_BY_ONE", "yes")
-    with pytest.raises(ValueError, match="STRAGGLERS_ONE_BY_ONE='yes' is invalid"):
-        run()
+    assert programs and all(p.trace.stragglers_one_by_one for p in programs)
+    programs.clear()
+    run(options=jb.ExecutionOptions(stragglers_one_by_one=False))
+    assert programs and not any(p.trace.stragglers_one_by_one for p in programs)
+    with pytest.raises(ValueError, match=r"options\.stragglers_one_by_one='yes' is invalid"):
+        run(options=jb.ExecutionOptions(stragglers_one_by_one="yes"))
 
 
 @pytest.mark.parametrize("peel", [1, 2, 5])
@@ -300,7 +298,7 @@ def test_bad_arguments_are_named():
     for bad in (-1, 1.5, True, "1"):
         with pytest.raises(ValueError, match=f"peel={bad!r} is invalid"):
             batching.while_loop(lambda c: c < 3, body, 0, peel=bad)
-    with pytest.raises(ValueError, match="enabled"):
+    with pytest.raises(ValueError, match="enabled='yes' is invalid"):
         with batching.stragglers_one_by_one("yes"):
             pass
 

@@ -13,7 +13,7 @@ import pytest
 
 import jaxbandit as jb
 
-PROGRAMS = ("_init_streams", "_run_chunk")
+PROGRAMS = ("init_streams", "run_chunk")
 
 
 class _Lowered(Exception):
@@ -49,9 +49,7 @@ def test_every_algorithms_sweep_lowers_for_cuda(monkeypatch, name, dim, peeled):
     loops' first iterations peeled): both programs lower for CUDA, and every library call in them is a
     CUDA one (cuSOLVER), none of the CPU's LAPACK."""
     spec = jb.registry.algorithm(name)
-    if peeled:
-        monkeypatch.setattr(jb.core.linalg, "PEELED_NEWTON_STEPS", 1)
-        monkeypatch.setattr(jb.envs.noise, "PEELED_REJECTION_STEPS", 12)
+    peels = dict(peeled_newton_steps=1, peeled_rejection_steps=12) if peeled else {}
 
     def make_alg(p):
         return spec.make(jb.registry.Problem(20, dim, eps=1.0, nu=3**0.5, corruption=p["C"]))
@@ -60,10 +58,13 @@ def test_every_algorithms_sweep_lowers_for_cuda(monkeypatch, name, dim, peeled):
         return jb.envs.linear(dim, 5, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
 
     texts = cuda_programs(
-        monkeypatch, lambda: jb.sweep(make_alg, make_env, {"C": [0.0, 2.0]}, horizon=20, seeds=2)
+        monkeypatch,
+        lambda: jb.sweep(
+            make_alg, make_env, {"C": [0.0, 2.0]}, horizon=20, seeds=2, options=jb.ExecutionOptions(**peels)
+        ),
     )
     assert sorted(texts) == sorted(PROGRAMS)
-    assert "stablehlo.while" in texts["_run_chunk"]  # the scan over the chunk's rounds
+    assert "stablehlo.while" in texts["run_chunk"]  # the scan over the chunk's rounds
     targets = set(re.findall(r"custom_call @(\w+)", "".join(texts.values())))
     assert all(t.startswith("cusolver_") for t in targets), targets
     if name in ("gadaoful", "heavy_oful", "tofu") or dim > 16:

@@ -132,11 +132,12 @@ def test_projection_runs_stop_on_their_own_under_vmap():
 
 
 @pytest.mark.parametrize("d", [10, 20])
-def test_newton_steps_peeled_before_the_loop_change_no_bit(monkeypatch, d):
-    """``PEELED_NEWTON_STEPS`` (a GPU's option: Newton steps made by every run before the projection's
-    loop) gives bitwise the loop's answers, in a batch mixing runs inside, barely outside and far outside
-    (many iterations) and for a run alone; unrolled factorisations (d = 10) and LAPACK's (d = 20)."""
-    from jaxbandit.core import linalg
+def test_newton_steps_peeled_before_the_loop_change_no_bit(d):
+    """The trace option ``peeled_newton_steps`` (a GPU's option: Newton steps made by every run before
+    the projection's loop) gives bitwise the loop's answers, in a batch mixing runs inside, barely outside
+    and far outside (many iterations) and for a run alone; unrolled factorisations (d = 10) and LAPACK's
+    (d = 20)."""
+    from jaxbandit.core.lowering import options
 
     rng = np.random.default_rng(5)
     Vs = [random_spd(rng, d, spread) for spread in (2.0, 2.0, 1e3, 50.0)]
@@ -150,12 +151,14 @@ def test_newton_steps_peeled_before_the_loop_change_no_bit(monkeypatch, d):
     loop, loop_alone = np.asarray(project(tt, A, 1.0)), np.asarray(project_ball_in_metric(tt[3], A[3], 1.0))
     assert not np.array_equal(loop[1:], np.asarray(tt[1:]))  # runs outside moved
     for peel in (1, 2):
-        monkeypatch.setattr(linalg, "PEELED_NEWTON_STEPS", peel)
-        np.testing.assert_array_equal(np.asarray(project(tt, A, 1.0)), loop)
-        np.testing.assert_array_equal(np.asarray(project_ball_in_metric(tt[3], A[3], 1.0)), loop_alone)
-    monkeypatch.setattr(linalg, "PEELED_NEWTON_STEPS", -1)
-    with pytest.raises(ValueError, match="PEELED_NEWTON_STEPS=-1 is invalid"):
-        project_ball_in_metric(tt[0], A[0], 1.0)
+        with options.tracing(peeled_newton_steps=peel):
+            np.testing.assert_array_equal(np.asarray(project(tt, A, 1.0)), loop)
+            np.testing.assert_array_equal(np.asarray(project_ball_in_metric(tt[3], A[3], 1.0)), loop_alone)
+            peeled = jax.make_jaxpr(lambda *args: project(*args))(tt, A, 1.0)  # a new function: a new trace
+        assert str(peeled) != str(jax.make_jaxpr(lambda *args: project(*args))(tt, A, 1.0))
+    with pytest.raises(ValueError, match=r"options\.peeled_newton_steps=-1 is invalid"):
+        with options.tracing(peeled_newton_steps=-1):
+            pass
 
 
 @settings(max_examples=40, deadline=None)

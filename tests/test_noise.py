@@ -139,14 +139,15 @@ def _student_t_trips(key):
 
 
 @pytest.mark.parametrize("x64", [False, True])
-def test_rejection_steps_peeled_before_the_loop_change_no_bit(monkeypatch, x64):
-    """``PEELED_REJECTION_STEPS`` (a GPU's option: the Student-t sampler's first iterations made by every
-    draw before its loop) gives bitwise the loop's draws: batched (draws needing fewer and more
-    iterations than peeled) and alone, typed and raw keys; a bad value is named."""
-    from jaxbandit.envs import noise
+def test_rejection_steps_peeled_before_the_loop_change_no_bit(x64):
+    """The trace option ``peeled_rejection_steps`` (a GPU's option: the Student-t sampler's first
+    iterations made by every draw before its loop) gives bitwise the loop's draws: batched (draws needing
+    fewer and more iterations than peeled) and alone, typed and raw keys; a bad value is named."""
+    from jaxbandit.core.lowering import options
 
     fam = jb.noise.student_t(3.0)
-    sample = jax.jit(jax.vmap(lambda k: fam.sample(k, jnp.int32(0))[0]))
+    # a new jit each time: a jitted function's cache does not see the trace context
+    sample = lambda keys: jax.jit(jax.vmap(lambda k: fam.sample(k, jnp.int32(0))[0]))(keys)
     with jax.enable_x64(x64):
         typed = jax.random.split(jax.random.key(11), 3000)
         raw = jax.random.split(jax.random.PRNGKey(11), 3000)
@@ -155,9 +156,11 @@ def test_rejection_steps_peeled_before_the_loop_change_no_bit(monkeypatch, x64):
         every = lambda: [np.asarray(x) for x in (sample(typed), sample(raw), fam.sample(typed[0], 0)[0])]
         loop = every()
         for peel in (1, 3, 12):
-            monkeypatch.setattr(noise, "PEELED_REJECTION_STEPS", peel)
-            for peeled, looped in zip(every(), loop):
-                np.testing.assert_array_equal(peeled, looped)
-        monkeypatch.setattr(noise, "PEELED_REJECTION_STEPS", -2)
-        with pytest.raises(ValueError, match="PEELED_REJECTION_STEPS=-2 is invalid"):
-            fam.sample(typed[0], 0)
+            with options.tracing(peeled_rejection_steps=peel):
+                for peeled, looped in zip(every(), loop):
+                    np.testing.assert_array_equal(peeled, looped)
+                traced = str(jax.make_jaxpr(lambda k: fam.sample(k, jnp.int32(0)))(typed[0]))
+            assert traced != str(jax.make_jaxpr(lambda k: fam.sample(k, jnp.int32(0)))(typed[0]))
+        with pytest.raises(ValueError, match=r"options\.peeled_rejection_steps=-2 is invalid"):
+            with options.tracing(peeled_rejection_steps=-2):
+                pass

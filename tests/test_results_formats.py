@@ -17,7 +17,7 @@ from jaxbandit import cli
 from jaxbandit.report import results
 from jaxbandit.report.results import LazyArray
 from jaxbandit.runner import checkpoint as checkpoint_lib
-from jaxbandit.runner import sweep as sweep_mod
+from jaxbandit.runner import driver
 
 matplotlib.use("Agg")
 xr = pytest.importorskip("xarray")
@@ -342,8 +342,8 @@ def test_each_chunk_starts_before_the_one_before_it_is_collected(in_memory, tmp_
     their copy to the host, the store's write and the checkpoint overlap the next chunk's rounds); a
     chunk that fails to start leaves the one before it collected and checkpointed, and the sweep resumed
     from there ends bitwise equal to the uninterrupted one."""
-    monkeypatch.setattr(sweep_mod, "CPU_WORKERS", workers)
-    real_start, real_save = sweep_mod._start_groups, checkpoint_lib.save
+    options = jb.ExecutionOptions(cpu_workers=workers)
+    real_start, real_save = driver.start_groups, checkpoint_lib.save
     events, saves, fail_at = [], [], [2 * CHUNK]
 
     def start(pool, statics, plan, carries, rounds, sel):
@@ -363,19 +363,20 @@ def test_each_chunk_starts_before_the_one_before_it_is_collected(in_memory, tmp_
         saves.append(kw["next_round"])
         real_save(path, **kw)
 
-    monkeypatch.setattr(sweep_mod, "_start_groups", start)
+    monkeypatch.setattr(driver, "start_groups", start)
     monkeypatch.setattr(checkpoint_lib, "save", save)
     out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
     with pytest.raises(Stopped):
-        streamed(out, checkpoint=ckpt)
+        streamed(out, checkpoint=ckpt, options=options)
     assert events == [("start", 0), ("start", CHUNK), ("collect", 0), ("collect", CHUNK)]
     assert saves == [CHUNK, 2 * CHUNK]
     events.clear(), saves.clear(), fail_at.clear()
-    resumed = streamed(out, checkpoint=ckpt)
+    resumed = streamed(out, checkpoint=ckpt, options=options)
     assert events == [("start", 2 * CHUNK), ("collect", 2 * CHUNK)] and saves == [T]
     assert_same(in_memory, resumed)
     events.clear()
-    assert_same(in_memory, jb.sweep(ALGORITHMS, ENV, GRID, horizon=T, seeds=3, chunk_size=CHUNK))
+    kw = dict(horizon=T, seeds=3, chunk_size=CHUNK, options=options)
+    assert_same(in_memory, jb.sweep(ALGORITHMS, ENV, GRID, **kw))
     assert events == [("start", 0), ("start", CHUNK), ("collect", 0), ("start", 2 * CHUNK)] + [
         ("collect", CHUNK),
         ("collect", 2 * CHUNK),
@@ -427,11 +428,11 @@ def test_irregular_kept_rounds_land_in_their_regions(tmp_path):
     plan = SimpleNamespace(chunk=16, to_grid_order=lambda kept: kept[:, 0])  # [S, G = 1, k] -> [S, k]
     coords = {"seed": np.arange(3), "round": rounds}
     path = tmp_path / "s.zarr"
-    writer, store_id = sweep_mod._open_store(path, ("seed", "round"), coords, {}, "f", False, plan, rounds)
+    writer, store_id = driver.open_store(path, ("seed", "round"), coords, {}, "f", False, plan, rounds)
     assert writer.chunks == (3, 5) and store_id == store_attrs(path)["jaxbandit_store_id"]
     for t0 in range(0, T, plan.chunk):
         mine = (rounds > t0) & (rounds <= t0 + plan.chunk)
-        sweep_mod._write_chunks(writer, plan, rounds, [()], t0, [{"x": full[:, None, mine]}])
+        driver.write_chunks(writer, plan, rounds, [()], t0, [{"x": full[:, None, mine]}])
     with pytest.raises(ValueError, match="incomplete"):
         jb.SweepResult.load(path)
     writer.finish()
@@ -442,7 +443,7 @@ def test_bad_out_is_refused_before_anything_runs(tmp_path, monkeypatch):
     def never(*args, **kwargs):
         raise AssertionError("the sweep ran")
 
-    monkeypatch.setattr(sweep_mod, "_run_algorithms", never)
+    monkeypatch.setattr(driver, "run_algorithms", never)
     for bad in ("r.nc", "r.npz", "r"):
         with pytest.raises(ValueError, match=rf"out='.*{bad}' is invalid: .* must end in '.zarr'"):
             streamed(tmp_path / bad)
@@ -461,7 +462,7 @@ def test_a_store_of_another_sweep_is_refused(in_memory, tmp_path, monkeypatch):
     out = tmp_path / "s.zarr"
     streamed(out)
     before = store_attrs(out)
-    monkeypatch.setattr(sweep_mod, "_run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
+    monkeypatch.setattr(driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
     for change in (dict(seeds=[0, 1, 5]), dict(key=1), dict(chunk_size=8), dict(record=10)):
         kw = dict(horizon=T, seeds=3, chunk_size=CHUNK, out=out) | change
         for ckpt in (None, tmp_path / "ckpt"):

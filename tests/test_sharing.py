@@ -2,16 +2,19 @@
 the axes that can by tracing the environment, never merges streams that differ, and still gives every
 run bitwise what it gives alone."""
 
+import re
 import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import record_context
+from conftest import record_programs
 
 import jaxbandit as jb
+from jaxbandit.runner import plan as plan_lib
 from jaxbandit.runner import sharing
+from jaxbandit.runner.program import Layout
 
 T, D, K = 60, 3, 5
 
@@ -90,7 +93,7 @@ def test_shared_and_unshared_runs_are_bitwise_the_runs_alone():
     "ahead, runs_minor, by_component, peel",
     [(5, True, False, 1), (25, False, True, 0), (0, False, False, 0), (0, True, True, 0)],
 )
-def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor, by_component, peel):
+def test_other_chunk_layouts_are_bitwise_the_cpus(ahead, runs_minor, by_component, peel):
     """On a GPU a chunk's rounds are drawn ahead in blocks (a vmap over the block's rounds, then the
     rounds) and the lanes' states are carried with the runs on the minor axes: the same values as the
     CPU's layout (each round drawn in its own step, runs major, the contexts components first where
@@ -98,23 +101,21 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor
     runs alone. Blocks of 5 and of the whole chunk (25), and a last chunk padded past the horizon (T =
     60); the contexts components first or not, either way, in every layout; with the GPU's layout, a
     Newton step of the projection and three of the Student-t sampler made before their loops
-    (``linalg.PEELED_NEWTON_STEPS``, ``noise.PEELED_REJECTION_STEPS``) too; with the runs minor, the
-    sphere's uniforms drawn shaped, as on a GPU (``streams.FLAT_SPHERE_BITS``)."""
-    from jaxbandit.runner import sweep as sweep_module
-
+    (``peeled_newton_steps``, ``peeled_rejection_steps``) too; with the runs minor, the sphere's uniforms
+    drawn shaped, as on a GPU (``flat_sphere_bits``)."""
     grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
     lone = {"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]}
     kw = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
-    assert sweep_module.DRAW_AHEAD is None and sweep_module.RUNS_MINOR is None
-    assert sweep_module.CONTEXTS_BY_COMPONENT is None
-    assert jax.default_backend() == "cpu" and not sweep_module._runs_minor()
+    assert jax.default_backend() == "cpu"
     in_step = {name: jb.sweep(make_alg, make_env, g, **kw) for name, g in (("grid", grid), ("lone", lone))}
-    monkeypatch.setattr(sweep_module, "DRAW_AHEAD", ahead)
-    monkeypatch.setattr(sweep_module, "RUNS_MINOR", runs_minor)
-    monkeypatch.setattr(sweep_module, "CONTEXTS_BY_COMPONENT", by_component)
-    monkeypatch.setattr(jb.core.linalg, "PEELED_NEWTON_STEPS", peel)
-    monkeypatch.setattr(jb.envs.noise, "PEELED_REJECTION_STEPS", 3 * peel)
-    monkeypatch.setattr(jb.envs.streams, "FLAT_SPHERE_BITS", not runs_minor)  # shaped, as on a GPU
+    kw["options"] = jb.ExecutionOptions(
+        draw_ahead=ahead,
+        runs_minor=runs_minor,
+        contexts_by_component=by_component,
+        peeled_newton_steps=peel,
+        peeled_rejection_steps=3 * peel,
+        flat_sphere_bits=not runs_minor,  # shaped, as on a GPU
+    )
     for name, g in (("grid", grid), ("lone", lone)):
         drawn_ahead = jb.sweep(make_alg, make_env, g, **kw)
         for field in in_step[name].data:
@@ -143,14 +144,12 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(monkeypatch, ahead, runs_minor
     ],
 )
 def test_the_default_chunks_split_the_horizon_evenly_within_the_output_budget(runs, horizon):
-    """As few chunks as chunks no longer than the budget's (CHUNK_OUTPUTS / runs rounds, at least 64, a
+    """As few chunks as chunks no longer than the budget's (``chunk_outputs`` / runs rounds, at least 64, a
     multiple of 16) allow, equal and a multiple of 4 (or the whole horizon), so the last chunk is padded
     past the horizon by fewer than 4 rounds a chunk: 10⁴ runs × 2000 rounds now run 2000 rounds, not
     3328 (two chunks of 1664)."""
-    from jaxbandit.runner import sweep as sweep_module
-
-    cap = min(horizon, max(64, sweep_module.CHUNK_OUTPUTS // runs) // 16 * 16)
-    chunk = sweep_module._default_chunk(runs, horizon)
+    cap = min(horizon, max(64, plan_lib.CHUNK_OUTPUTS // runs) // 16 * 16)
+    chunk = plan_lib.default_chunk(runs, horizon)
     chunks = -(-horizon // chunk)
     assert chunk <= cap and (chunk == horizon or chunk % 4 == 0)
     assert all(-(-horizon // n) > cap for n in range(1, chunks))  # fewer chunks would be too long
@@ -159,83 +158,89 @@ def test_the_default_chunks_split_the_horizon_evenly_within_the_output_budget(ru
         assert (chunk, chunks) == (1000, 2)
 
 
-def test_a_bad_output_budget_is_named(monkeypatch):
-    from jaxbandit.runner import sweep as sweep_module
-
-    monkeypatch.setattr(sweep_module, "CHUNK_OUTPUTS", 0)
-    with pytest.raises(ValueError, match="CHUNK_OUTPUTS=0 is invalid"):
-        jb.sweep(
-            make_alg,
-            make_env,
-            {"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]},
-            horizon=10,
-            seeds=1,
-        )
+def test_bad_execution_options_are_named_before_anything_runs(monkeypatch):
+    monkeypatch.setattr(jb.runner.driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
+    grid = {"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]}
+    bad = [
+        (dict(chunk_outputs=0), "options.chunk_outputs=0 is invalid"),
+        (dict(cpu_workers=2.5), "options.cpu_workers=2.5 is invalid"),
+        (dict(draw_ahead=-1), "options.draw_ahead=-1 is invalid"),
+        (dict(ahead_bytes="1 GB"), "options.ahead_bytes='1 GB' is invalid"),
+        (dict(runs_minor="yes"), "options.runs_minor='yes' is invalid"),
+        (dict(contexts_by_component=1), "options.contexts_by_component=1 is invalid"),
+        (dict(peeled_newton_steps=-1), "options.peeled_newton_steps=-1 is invalid"),
+        (dict(peeled_rejection_steps=-2), "options.peeled_rejection_steps=-2 is invalid"),
+        (dict(flat_sphere_bits="yes"), "options.flat_sphere_bits='yes' is invalid"),
+        (dict(straggler_min_lanes=-1), "options.straggler_min_lanes=-1 is invalid"),
+    ]
+    for fields, message in bad:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            jb.sweep(make_alg, make_env, grid, horizon=10, seeds=1, options=jb.ExecutionOptions(**fields))
+    with pytest.raises(ValueError, match=r"options=.* is invalid: it must be a jb\.ExecutionOptions"):
+        jb.sweep(make_alg, make_env, grid, horizon=10, seeds=1, options={"cpu_workers": 1})
 
 
 def test_the_block_drawn_ahead_is_the_largest_divisor_of_the_chunk_that_fits_the_memory_cap(monkeypatch):
     """A round of this stream is K·d + K + 2 = 22 float32 per stream (contexts, means, η_t, ν_t): with
     4 streams, 352 bytes a round."""
-    from jaxbandit.runner import sweep as sweep_module
-
     grid = {"C": [5.0], "beta_scale": [0.5], "df": [2.5, 4.0], "S": [1.0]}
     names, axes = jb.runner.grid.grid_arrays(grid)
-    layout = sweep_module._Layout(("S", "df"), ("C", "beta_scale"))
-    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 1)  # one program: its draws are every stream's
-    plan = sweep_module._Plan.make(layout, names, axes, np.array([3, 8]), jax.random.key(0), None, T, 24, 1)
-    assert plan.padded == 4 and plan.chunk == 24 and plan.workers == 1
-    ahead = lambda lanes=1: sweep_module._rounds_ahead(make_env, layout, plan, lanes, T)
-    assert ahead() == 0 and ahead(lanes=2) == 0  # the CPU's default for a small sweep
-    # the CPU's default for a large sweep (4 streams × lanes × T rounds) whose streams serve 2+ lanes
-    monkeypatch.setattr(sweep_module, "CPU_AHEAD_MIN_WORK", 4 * 2 * T)
-    assert ahead(lanes=1) == 0 and ahead(lanes=2) == 12  # 24's largest divisor <= CPU_AHEAD (16)
-    monkeypatch.setattr(sweep_module, "CPU_AHEAD_BYTES", 352 * 5)
-    assert ahead(lanes=2) == 4  # <= 5 rounds fit the cache's share
-    monkeypatch.setattr(sweep_module, "CPU_AHEAD_BYTES", 352)
-    assert ahead(lanes=2) == 0  # one round at a time: each in its own step
+    layout = Layout(("S", "df"), ("C", "beta_scale"))
     seeds, key = np.array([3, 8]), jax.random.key(0)
-    with monkeypatch.context() as m:  # two programs of 2 streams each, 176 bytes a round: 2 rounds fit
-        m.setattr(sweep_module, "CPU_WORKERS", 2)
-        halves = sweep_module._Plan.make(layout, names, axes, seeds, key, None, T, 24, 1)
-        assert halves.workers == 2 and sweep_module._rounds_ahead(make_env, layout, halves, 2, T) == 2
-    for name, bad in (("CPU_AHEAD", -1), ("CPU_AHEAD_BYTES", 0), ("CPU_AHEAD_MIN_WORK", 2.5)):
-        with monkeypatch.context() as m:
-            m.setattr(sweep_module, name, bad)
-            with pytest.raises(ValueError, match=f"{name}={bad!r} is invalid"):
-                ahead(lanes=2)
-    monkeypatch.setattr(sweep_module, "DRAW_AHEAD", 10)
-    assert ahead() == 8  # 24's largest divisor <= 10
-    monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 352 * 5)
-    assert ahead() == 4  # <= 5 rounds fit
-    monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 100)
-    assert ahead() == 1  # not even one round fits: one at a time
-    monkeypatch.setattr(sweep_module, "AHEAD_BYTES", "1 GB")
-    with pytest.raises(ValueError, match="AHEAD_BYTES='1 GB' is invalid"):
-        ahead()
-    monkeypatch.setattr(sweep_module, "AHEAD_BYTES", 1 << 30)
-    monkeypatch.setattr(sweep_module, "DRAW_AHEAD", None)
+
+    def ahead(lanes=1, cpu=None, **fields):
+        # one program (one worker): its draws are every stream's
+        options = jb.ExecutionOptions(cpu_workers=fields.pop("cpu_workers", 1), **fields)
+        plan = plan_lib.Plan.make(layout, names, axes, seeds, key, None, T, 24, 1, options)
+        return plan, plan.rounds_ahead(make_env, lanes, T, cpu)
+
+    plan, _ = ahead()
+    assert plan.padded == 4 and plan.chunk == 24 and plan.workers == 1
+    assert ahead()[1] == 0 and ahead(lanes=2)[1] == 0  # the CPU's default for a small sweep
+    # the CPU's default for a large sweep (4 streams × lanes × T rounds) whose streams serve 2+ lanes
+    rule = plan_lib.CpuAhead(min_work=4 * 2 * T)
+    assert ahead(1, rule)[1] == 0 and ahead(2, rule)[1] == 12  # 24's largest divisor <= 16 rounds
+    assert ahead(2, rule._replace(bytes=352 * 5))[1] == 4  # <= 5 rounds fit the cache's share
+    assert ahead(2, rule._replace(bytes=352))[1] == 0  # one round at a time: each in its own step
+    # two programs of 2 streams each, 176 bytes a round: 2 rounds fit
+    halves, block = ahead(2, rule._replace(bytes=352), cpu_workers=2)
+    assert halves.workers == 2 and block == 2
+    assert ahead(draw_ahead=10)[1] == 8  # 24's largest divisor <= 10
+    assert ahead(draw_ahead=10, ahead_bytes=352 * 5)[1] == 4  # <= 5 rounds fit
+    assert ahead(draw_ahead=10, ahead_bytes=100)[1] == 1  # not even one round fits: one at a time
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert ahead() == 24  # a GPU's default: the whole chunk when it fits
-    monkeypatch.setattr(sweep_module, "DRAW_AHEAD", -1)
-    with pytest.raises(ValueError, match="DRAW_AHEAD"):
-        ahead()
-    monkeypatch.setattr(sweep_module, "RUNS_MINOR", "yes")
-    with pytest.raises(ValueError, match="RUNS_MINOR='yes' is invalid"):
-        sweep_module._runs_minor()
+    assert ahead()[1] == 24  # a GPU's default: the whole chunk when it fits
+
+
+def test_runs_are_minor_by_default_on_a_gpu(monkeypatch):
+    names, axes = jb.runner.grid.grid_arrays({"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]})
+    layout = Layout(("S", "df"), ("C", "beta_scale"))
+    plan = lambda **fields: plan_lib.Plan.make(
+        layout, names, axes, np.array([3]), jax.random.key(0), None, T, 24, 1, jb.ExecutionOptions(**fields)
+    )
+    assert not plan().program(make_env, T, 1).runs_minor
+    assert plan(runs_minor=True).program(make_env, T, 1).runs_minor
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert plan().program(make_env, T, 1).runs_minor
+    assert not plan(runs_minor=False).program(make_env, T, 1).runs_minor
 
 
 def test_contexts_are_components_first_by_default_on_a_cpu_where_several_lanes_read_a_stream(monkeypatch):
-    from jaxbandit.runner import sweep as sweep_module
+    def by_component(lanes, **fields):
+        grid = {"C": [5.0], "beta_scale": list(np.linspace(0.1, 1.0, lanes)), "df": [4.0], "S": [1.0]}
+        names, axes = jb.runner.grid.grid_arrays(grid)
+        options = jb.ExecutionOptions(**fields)
+        layout = Layout(("S", "df"), ("C", "beta_scale"))
+        plan = plan_lib.Plan.make(
+            layout, names, axes, np.array([3]), jax.random.key(0), None, T, 24, 1, options
+        )
+        return plan.program(make_env, T, 1).by_component
 
-    assert sweep_module.CONTEXTS_BY_COMPONENT is None and jax.default_backend() == "cpu"
-    assert not sweep_module._contexts_by_component(1) and sweep_module._contexts_by_component(2)
+    assert jax.default_backend() == "cpu"
+    assert not by_component(1) and by_component(2)
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert not sweep_module._contexts_by_component(16)  # not measured on a GPU: its layout kept
-    monkeypatch.setattr(sweep_module, "CONTEXTS_BY_COMPONENT", True)
-    assert sweep_module._contexts_by_component(1)
-    monkeypatch.setattr(sweep_module, "CONTEXTS_BY_COMPONENT", 1)
-    with pytest.raises(ValueError, match="CONTEXTS_BY_COMPONENT=1 is invalid"):
-        sweep_module._contexts_by_component(2)
+    assert not by_component(16)  # not measured on a GPU: its layout kept
+    assert by_component(1, contexts_by_component=True)
 
 
 def test_algorithms_in_lockstep_are_bitwise_the_algorithms_run_apart():
@@ -266,27 +271,24 @@ def test_lapack_runs_one_matrix_a_call_where_several_calls_could_run_at_once(mon
     lockstep could make several at once, which jaxlib 0.10 let take every thread of the pool and hang
     (GAdaOFUL with Heavy-OFUL, 256 runs, T = 100, on 2 cores), so their program is traced with LAPACK one
     matrix a call (``batching.lapack``). That the bits stay: the lockstep test above."""
-    from jaxbandit.core import batching
-
-    entered = record_context(monkeypatch, batching, "lapack_per_matrix")
+    programs = record_programs(monkeypatch)
     tofu = lambda p: jb.tofu(4, D, eps=1.0, nu=1.5)
     kw = dict(horizon=4, seeds=1, record=4)
     grid = {k: [v] for k, v in POINT.items()}
-    jb.sweep(tofu, make_env, grid, **kw)
-    assert entered and not any(entered)
-    entered.clear()
-    jb.sweep({"a": tofu, "b": lambda p: jb.tofu(4, D, eps=0.5, nu=1.5)}, make_env, grid, **kw)
-    assert entered and all(entered)
+    one = jb.ExecutionOptions(cpu_workers=1)
+    jb.sweep(tofu, make_env, grid, options=one, **kw)
+    assert programs and not any(p.trace.lapack_per_matrix for p in programs)
+    programs.clear()
+    jb.sweep({"a": tofu, "b": lambda p: jb.tofu(4, D, eps=0.5, nu=1.5)}, make_env, grid, options=one, **kw)
+    assert programs and all(p.trace.lapack_per_matrix for p in programs)
 
 
 @pytest.mark.parametrize("workers", [2, 3])
 def test_groups_of_streams_on_threads_are_bitwise_one_program(monkeypatch, workers):
     """On one CPU device the streams run in equal groups, one compiled program called from a thread per
-    group at once (``CPU_WORKERS``; 4 streams in 3 groups: padded to 6, the padding dropped): every value
+    group at once (``cpu_workers``; 4 streams in 3 groups: padded to 6, the padding dropped): every value
     the same as one program, for CR-Hvt-UCB and GAdaOFUL in lockstep, whose LAPACK calls then run one
     matrix a call (several programs at once could otherwise take every pool thread and hang)."""
-    from jaxbandit.core import batching
-    from jaxbandit.runner import sweep as sweep_module
 
     algs = {
         "cr": make_alg,
@@ -294,43 +296,39 @@ def test_groups_of_streams_on_threads_are_bitwise_one_program(monkeypatch, worke
     }
     grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
     kw = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
-    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 1)
-    one = jb.sweep(algs, make_env, grid, **kw)
-    monkeypatch.setattr(sweep_module, "CPU_WORKERS", workers)
-    entered = record_context(monkeypatch, batching, "lapack_per_matrix")
-    grouped = jb.sweep(algs, make_env, grid, **kw)
-    assert entered and all(entered)
+    one = jb.sweep(algs, make_env, grid, options=jb.ExecutionOptions(cpu_workers=1), **kw)
+    programs = record_programs(monkeypatch)
+    grouped = jb.sweep(algs, make_env, grid, options=jb.ExecutionOptions(cpu_workers=workers), **kw)
+    assert programs and all(p.trace.lapack_per_matrix for p in programs)
     assert grouped.meta["streams"] == one.meta["streams"] == 4
     for field in one.data:
         np.testing.assert_array_equal(grouped.data[field], one.data[field])
     names, axes = jb.runner.grid.grid_arrays(grid)
-    layout = sweep_module._Layout(("df", "S"), ("C", "beta_scale"))
-    plan = sweep_module._Plan.make(layout, names, axes, np.array([3, 8]), jax.random.key(0), None, T, 25, 2)
+    layout = Layout(("df", "S"), ("C", "beta_scale"))
+    options = jb.ExecutionOptions(cpu_workers=workers)
+    plan = plan_lib.Plan.make(
+        layout, names, axes, np.array([3, 8]), jax.random.key(0), None, T, 25, 2, options
+    )
     assert plan.workers == workers and plan.padded == -(-4 // workers) * workers
     assert {g[0].shape[0] for g in plan.groups} == {plan.padded // workers}
 
 
-def test_groups_on_threads_trace_with_the_callers_jax_settings(x64, monkeypatch):
+def test_groups_on_threads_trace_with_the_callers_jax_settings(x64):
     """The chunk's program is traced on the calling thread, where ``jax.enable_x64`` (a thread's
     setting) holds, and only run on the workers' threads: float64 values equal to one program's."""
-    from jaxbandit.runner import sweep as sweep_module
-
     grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [4.0], "S": [1.0]}
     kw = dict(horizon=T, seeds=3, record=T)
-    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 1)
-    one = jb.sweep(make_alg, make_env, grid, **kw)
-    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 2)
-    grouped = jb.sweep(make_alg, make_env, grid, **kw)
+    one = jb.sweep(make_alg, make_env, grid, options=jb.ExecutionOptions(cpu_workers=1), **kw)
+    grouped = jb.sweep(make_alg, make_env, grid, options=jb.ExecutionOptions(cpu_workers=2), **kw)
     assert grouped.cumulative_regret.dtype == np.float64
     np.testing.assert_array_equal(grouped.cumulative_regret, one.cumulative_regret)
 
 
-def test_an_algorithm_calling_lapack_itself_runs_its_groups_one_after_another(monkeypatch):
+def test_an_algorithm_calling_lapack_itself_runs_its_groups_one_after_another():
     """An algorithm that calls ``jnp.linalg`` itself (not through ``batching.lapack``) makes a batched
     LAPACK call in the sweep's program, which jaxlib 0.10 may split over the pool and block a pool thread
     on: several such programs at once could hang. The sweep then runs its groups one after another, with
     a warning that names the cure, and the same values."""
-    from jaxbandit.runner import sweep as sweep_module
 
     def own(p):
         base = make_alg(p)
@@ -343,35 +341,34 @@ def test_an_algorithm_calling_lapack_itself_runs_its_groups_one_after_another(mo
 
     grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [4.0], "S": [1.0]}
     kw = dict(horizon=T, seeds=2, record=T)
-    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 1)
-    one = jb.sweep(own, make_env, grid, **kw)
-    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 2)
+    one = jb.sweep(own, make_env, grid, options=jb.ExecutionOptions(cpu_workers=1), **kw)
+    two = jb.ExecutionOptions(cpu_workers=2)
     with pytest.warns(UserWarning, match="one after another.*batching.lapack"):
-        apart = jb.sweep(own, make_env, grid, **kw)
+        apart = jb.sweep(own, make_env, grid, options=two, **kw)
     np.testing.assert_array_equal(apart.cumulative_regret, one.cumulative_regret)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the library's own algorithms: at once, no warning
-        jb.sweep(make_alg, make_env, grid, **kw)
+        jb.sweep(make_alg, make_env, grid, options=two, **kw)
 
 
-def test_the_cpu_runs_a_group_of_streams_on_each_core_by_default(monkeypatch, tmp_path):
+def test_the_cpu_runs_a_group_of_streams_on_each_core_by_default(tmp_path):
     import os
 
-    from jaxbandit.runner import sweep as sweep_module
-
-    monkeypatch.setattr(sweep_module, "CGROUP", tmp_path)  # no cgroup files: no quota
-    assert sweep_module.CPU_WORKERS is None
+    workers = lambda streams, mesh=None, **fields: plan_lib.cpu_workers(
+        jb.ExecutionOptions(**fields),
+        streams,
+        mesh,
+        cgroup=tmp_path,  # no cgroup files: no quota
+    )
     cores = len(os.sched_getaffinity(0))
-    assert sweep_module._cpu_workers(1000, None) == cores
-    assert sweep_module._cpu_workers(1, None) == 1  # at most a group a stream
+    assert workers(1000) == cores
+    assert workers(1) == 1  # at most a group a stream
     mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), ("runs",))
-    assert sweep_module._cpu_workers(1000, mesh) == 1  # over devices: one program each
-    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 5)
-    assert sweep_module._cpu_workers(1000, None) == 5 and sweep_module._cpu_workers(3, None) == 3
+    assert workers(1000, mesh) == 1  # over devices: one program each
+    assert workers(1000, cpu_workers=5) == 5 and workers(3, cpu_workers=5) == 3
     for bad in (0, 2.5, "2"):
-        monkeypatch.setattr(sweep_module, "CPU_WORKERS", bad)
-        with pytest.raises(ValueError, match="CPU_WORKERS"):
-            sweep_module._cpu_workers(1000, None)
+        with pytest.raises(ValueError, match=r"options\.cpu_workers"):
+            jb.ExecutionOptions(cpu_workers=bad).validated()
 
 
 @pytest.mark.parametrize(
@@ -386,21 +383,19 @@ def test_the_cpu_runs_a_group_of_streams_on_each_core_by_default(monkeypatch, tm
         ({}, None),
     ],
 )
-def test_a_containers_cpu_quota_caps_the_groups(monkeypatch, tmp_path, files, quota):
+def test_a_containers_cpu_quota_caps_the_groups(tmp_path, files, quota):
     import os
-
-    from jaxbandit.runner import sweep as sweep_module
 
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    monkeypatch.setattr(sweep_module, "CGROUP", tmp_path)
-    assert sweep_module._cpu_quota() == quota
+    assert plan_lib.cpu_quota(tmp_path) == quota
     cores = len(os.sched_getaffinity(0))
     expected = cores if quota is None else min(cores, quota)
-    assert sweep_module._cpu_workers(1000, None) == expected
-    monkeypatch.setattr(sweep_module, "CPU_WORKERS", 4)  # set by the user: theirs, quota or not
-    assert sweep_module._cpu_workers(1000, None) == 4
+    default = jb.ExecutionOptions()
+    assert plan_lib.cpu_workers(default, 1000, None, cgroup=tmp_path) == expected
+    mine = jb.ExecutionOptions(cpu_workers=4)  # set by the user: theirs, quota or not
+    assert plan_lib.cpu_workers(mine, 1000, None, cgroup=tmp_path) == 4
 
 
 def test_streams_are_padded_to_a_multiple_of_the_groups():

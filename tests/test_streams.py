@@ -4,8 +4,9 @@ import jax
 import numpy as np
 import pytest
 
+import jaxbandit as jb
 from jaxbandit.core.linalg import norm
-from jaxbandit.envs import streams
+from jaxbandit.core.lowering import options
 from jaxbandit.envs.streams import uniform_sphere
 
 
@@ -18,12 +19,16 @@ def _reference_sphere(key, shape, radius):
 @pytest.mark.parametrize("flat", [True, False, None])
 @pytest.mark.parametrize("shape", [(20, 10), (3, 4, 5)])
 @pytest.mark.parametrize(("precision", "partitionable"), [("float32", True), ("float64", False)])
-def test_uniform_sphere_is_jax_normal_normalised_bitwise(monkeypatch, flat, shape, precision, partitionable):
+def test_uniform_sphere_is_jax_normal_normalised_bitwise(flat, shape, precision, partitionable):
     """The uniforms under the normals drawn flat (a CPU's default) or shaped (the others') give
     jax.random.normal's numbers, op by op and in a jitted vmap (where the transform's fusion decides the
     rounding of the sphere's points), in both threefry modes."""
-    monkeypatch.setattr(streams, "FLAT_SPHERE_BITS", flat)
-    with jax.enable_x64(precision == "float64"), jax.threefry_partitionable(partitionable):
+    chosen = {} if flat is None else {"flat_sphere_bits": flat}
+    with (
+        options.tracing(**chosen),
+        jax.enable_x64(precision == "float64"),
+        jax.threefry_partitionable(partitionable),
+    ):
         keys = jax.random.split(jax.random.key(7), 3)
         got = jax.jit(jax.vmap(lambda k: uniform_sphere(k, shape, 2.0)))(keys)
         want = jax.jit(jax.vmap(lambda k: _reference_sphere(k, shape, 2.0)))(keys)
@@ -36,12 +41,16 @@ def test_uniform_sphere_is_jax_normal_normalised_bitwise(monkeypatch, flat, shap
 
 
 def test_flat_sphere_bits_default_and_bad_value(monkeypatch):
-    """The default draws flat on a CPU only; a value that is not a bool is named in a ValueError."""
-    monkeypatch.setattr(streams, "FLAT_SPHERE_BITS", None)
+    """The default draws flat on a CPU only (outside a sweep's trace, and in one); a value that is not a
+    bool is named in a ValueError."""
+    flat = lambda: jax.make_jaxpr(lambda k: uniform_sphere(k, (2, 3), 1.0))(jax.random.key(0))
+    assert "shape=(6,)" in str(flat())  # the bits of 6 uniforms, drawn flat
     monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
-    assert not streams._flat_sphere_bits()
+    assert not options.current().flat_sphere_bits and "shape=(6,)" not in str(flat())
+    sweep_options = options.TraceOptions.resolve(jb.ExecutionOptions())
+    assert not sweep_options.flat_sphere_bits
     monkeypatch.setattr(jax, "default_backend", lambda: "cpu")
-    assert streams._flat_sphere_bits()
-    monkeypatch.setattr(streams, "FLAT_SPHERE_BITS", "yes")
-    with pytest.raises(ValueError, match="FLAT_SPHERE_BITS"):
-        uniform_sphere(jax.random.key(0), (2, 3), 1.0)
+    assert options.current().flat_sphere_bits
+    assert options.TraceOptions.resolve(jb.ExecutionOptions(flat_sphere_bits=False)).flat_sphere_bits is False
+    with pytest.raises(ValueError, match=r"options\.flat_sphere_bits='yes' is invalid"):
+        jb.ExecutionOptions(flat_sphere_bits="yes").validated()

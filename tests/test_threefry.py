@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
-from jaxbandit.runner import threefry, xla_options
+from jaxbandit.core.lowering import threefry, xla_options
 
 # Random123's known-answer vectors for Threefry-2x32 with 20 rounds (kat_vectors): key, counter, result.
 KNOWN_ANSWERS = [

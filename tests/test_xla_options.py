@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
-from jaxbandit.runner import xla_options
+from jaxbandit.core.lowering import xla_options
 
 T = 40
 
@@ -218,7 +218,7 @@ def test_a_sweep_from_new_factories_reuses_its_programs():
     assert compiled == []
     np.testing.assert_array_equal(again, first)
     other, compiled = cell(4.0)  # another noise: another program (its constants differ)
-    assert any("_run_chunk" in name for name in compiled)
+    assert any("run_chunk" in name for name in compiled)
     assert not np.array_equal(other, first)
 
 
@@ -241,7 +241,7 @@ def test_a_new_sweep_traces_its_round_once():
     grid, kw = {"C": [5.0]}, dict(horizon=31, seeds=[4, 9], record="all")
     res, compiled = _compilations(lambda: jb.sweep(lambda p: alg, lambda p: env, grid, **kw), lowered)
     assert len(updates) == 1
-    assert sorted(compiled) == sorted(lowered) == ["jit(_init_streams)", "jit(_run_chunk)"]
+    assert sorted(compiled) == sorted(lowered) == ["jit(init_streams)", "jit(run_chunk)"]
     for s, seed in enumerate((4, 9)):
         alone = jb.simulate(alg, env, jax.random.fold_in(jax.random.key(0), seed), horizon=31)
         np.testing.assert_array_equal(res.data["regret"][0, s], np.asarray(alone.regret))

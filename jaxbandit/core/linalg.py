@@ -16,10 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import batching
-from . import validation as V
-from .batching import lapack as lapack
-from .batching import lapack_per_matrix as lapack_per_matrix
+from .lowering import batching, options
+from .lowering.batching import lapack as lapack
+from .lowering.batching import lapack_per_matrix as lapack_per_matrix
 
 Array = jax.Array
 
@@ -328,31 +327,20 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     runs, µs a call with 2, 5, 10, 30, 60 and 100 % of them outside: 37, 59, 83, 235, 244, 223
     (2-core CPU, ``benchmarks/stragglers.py``; the whole batch iterating while more than 1/16 of it is
     outside: 36, 59, 240, 233, 238, 221). (A batch of fewer than
-    ``batching.MIN_LANES`` runs keeps the plain loop.)
+    ``ExecutionOptions.straggler_min_lanes`` runs keeps the plain loop.)
     """
-    peel = V.check_int("PEELED_NEWTON_STEPS", PEELED_NEWTON_STEPS, low=0)
-    return _project_ball_in_metric(
-        theta_tilde, A, radius, num_iters, batching.one_by_one_now(), batching.lapack_per_matrix_now(), peel
-    )
+    return _project_ball_in_metric(theta_tilde, A, radius, num_iters, options.current())
 
 
-#: Newton steps of :func:`project_ball_in_metric` made before its loop, by every run (a run inside the
-#: ball, or stopped, keeps its values): the same answer. On the H200 a round of the 16-point grid whose
-#: projection loop iterated once took 556 µs against 268 µs for one with no iteration, ~140 µs of it the
-#: GPU waiting for the loop's body (a CUDA graph's conditional node); the body's kernels take ~105 µs.
-#: In a sweep of the paper's setting the loop iterates once in nearly every round, so 1 is expected to
-#: pay on a GPU (not yet measured there: ``benchmarks/gpu.sh``); a CPU gains nothing (no launches).
-#: Read when a program is traced: set it before a process's first sweep (compiled programs keep theirs).
-PEELED_NEWTON_STEPS = 0
-
-
-@functools.partial(jax.jit, static_argnames=("num_iters", "one_by_one", "per_matrix", "peel"))
+@functools.partial(jax.jit, static_argnames=("num_iters", "traced_with"))
 def _project_ball_in_metric(
-    theta_tilde, A, radius, num_iters: int, one_by_one: bool, per_matrix: bool, peel: int
+    theta_tilde, A, radius, num_iters: int, traced_with: options.TraceOptions
 ) -> Array:
-    """:func:`project_ball_in_metric`, jitted; ``one_by_one``, ``per_matrix``: ``batching.one_by_one_now()``
-    and ``batching.lapack_per_matrix_now()`` of the caller: part of the trace's key, as the trace follows
-    the caller's rules; ``peel``: ``PEELED_NEWTON_STEPS``."""
+    """:func:`project_ball_in_metric`, jitted; ``traced_with``: the caller's trace options
+    (``lowering.options.current()``, which the body's calls read too), part of the trace's key, as the
+    trace follows the caller's rules. Its ``peeled_newton_steps`` Newton steps are made before the loop, by
+    every run (a run inside the ball, or stopped, keeps its values): the same answer, without the loop's
+    condition and body launch for them on a GPU."""
     factor, forward, backward = _shifted_cholesky(A)
     norm_tilde = norm(theta_tilde)
     outside = norm_tilde > radius
@@ -398,9 +386,15 @@ def _project_ball_in_metric(
     k0 = jnp.where(outside, 0, 0).astype(jnp.int32)
     carry = (k0, mu0, theta_tilde, ~outside)
     # above UNROLL_MAX_DIM the plain loop (each iteration calls LAPACK)
-    with batching.stragglers_one_by_one(one_by_one and A.shape[-1] <= UNROLL_MAX_DIM):
+    one_by_one = traced_with.stragglers_one_by_one and A.shape[-1] <= UNROLL_MAX_DIM
+    with batching.stragglers_one_by_one(one_by_one):
         _, _, theta, _ = batching.while_loop(
-            unfinished, newton, carry, straggler_fraction=1 / 4, straggler_group=16, peel=peel
+            unfinished,
+            newton,
+            carry,
+            straggler_fraction=1 / 4,
+            straggler_group=16,
+            peel=traced_with.peeled_newton_steps,
         )
     # Feasibility is a hard constraint of the analysis; rounding may leave ‖θ‖ a hair above the radius,
     # so clip radially — a change at the rounding level that keeps ‖θ̂‖ ≤ S exactly.

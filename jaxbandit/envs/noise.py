@@ -25,10 +25,10 @@ import numpy as np
 from jax.scipy.special import gammaln
 from jax.typing import ArrayLike
 
-from ..core import batching
 from ..core import validation as V
 from ..core.dtypes import as_float, as_index, float_dtype
 from ..core.linalg import clamp_reward  # draws are clamped to the same ±√(float max) as rewards
+from ..core.lowering import batching, options
 
 Array = jax.Array
 
@@ -118,22 +118,13 @@ def _exp(x: Array) -> Array:
     return jnp.expm1(x) + 1.0
 
 
-#: Iterations of the Student-t sampler's rejection loop made before the loop, by every draw (a draw
-#: already accepted keeps its values, as in a batched loop): the same numbers. Under ``vmap`` the loop
-#: runs until the last of its draws is accepted: ~9 iterations for the 1.2·10⁶ draws of a block of rounds
-#: drawn ahead on a GPU (10⁵ streams × 12 rounds; acceptance π/4), each body launched as a CUDA graph's
-#: conditional node, which waited ~140 µs a time in the H200's timeline of the projection's loop
-#: (docs/performance.md). 12 iterations first leave the loop's body unlaunched in ~99 % of such blocks,
-#: for ~12 passes of sampling work over the block; not yet measured on a card (``benchmarks/gpu.sh``).
-#: A CPU gains nothing (no launches). Read when a program is traced.
-PEELED_REJECTION_STEPS = 0
-
-
 def _student_t(key, df) -> Array:
     """One Student-t draw by Bailey's polar method (1994): (U, V) uniform on the unit disc, W = U² + V²,
     T = U·√(df·(W^{−2/df} − 1)/W). Exact for every df > 0; a rejection loop (acceptance π/4) that, unlike
     ``jax.random.t``'s gamma sampler, uses only batch-invariant arithmetic (see :func:`log`); its first
-    ``PEELED_REJECTION_STEPS`` iterations made before the loop."""
+    iterations (the trace option ``peeled_rejection_steps``) made before the loop, by every draw (a draw
+    already accepted keeps its values, as in a batched loop): the same numbers, without the loop's
+    condition and body launch for them on a GPU."""
     dtype = float_dtype()
     df = jnp.asarray(df, dtype)
 
@@ -147,7 +138,7 @@ def _student_t(key, df) -> Array:
         w = uv[0] * uv[0] + uv[1] * uv[1]
         return key, uv[0], jnp.where(w > 0.0, w, 1.0)  # w = 0 (probability 2⁻⁴⁶) is rejected too
 
-    peel = V.check_int("PEELED_REJECTION_STEPS", PEELED_REJECTION_STEPS, low=0)
+    peel = options.current().peeled_rejection_steps
     init = (key, jnp.zeros((), dtype), jnp.ones((), dtype))
     # straggler_fraction 0: the plain batched loop, also where a caller runs stragglers one by one
     _, u, w = batching.while_loop(cond, body, init, straggler_fraction=0.0, peel=peel)

@@ -16,43 +16,26 @@ from jax.typing import ArrayLike
 from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
 from ..core.linalg import dot, norm
+from ..core.lowering import options
 from ..core.types import Round, Stream
 from .noise import NoiseFamily
 
 Array = jax.Array
 
 
-#: Whether :func:`uniform_sphere` draws its uniforms as one flat vector; None: the backend's default (a
-#: CPU: flat; otherwise shaped, as ``jax.random.normal`` draws them). The same numbers bitwise either way
-#: (tested). 2-core CPU, flat (6e743f3): the round's LLVM compilation of the bit generator ~10× shorter
-#: and the per-run bound 1.54× as fast. GPU, shaped: the only difference between the chunk programs of
-#: f5dd2fe and 9a2d5a7 on a GPU (their StableHLO lowered for CUDA, compared on a CPU) but the projection's
-#: identity as a constant, and 9a2d5a7 ran 10⁵ independent runs 0.94× as fast as f5dd2fe on the H200
-#: (2026-11-28; the 16-point grid, which draws a sixteenth as much, 0.99×).
-FLAT_SPHERE_BITS: bool | None = None
-
-
-def _flat_sphere_bits() -> bool:
-    """Whether the next trace draws the sphere's uniforms flat: ``FLAT_SPHERE_BITS``, or the backend's
-    default."""
-    if FLAT_SPHERE_BITS is None:
-        return jax.default_backend() == "cpu"
-    return V.check_flag("FLAT_SPHERE_BITS", FLAT_SPHERE_BITS)
-
-
 def uniform_sphere(key, shape, radius) -> Array:
     """Points uniform on the sphere of ``radius`` in ℝ^d: ``shape`` `[..., d]`, g/‖g‖ scaled, for
     g = ``jax.random.normal(key, shape)``.
 
-    g is computed as ``jax.random.normal`` computes it (√2·erf⁻¹ of uniforms on (−1, 1)), the same
-    numbers bitwise (tested), except that on a CPU the uniforms are drawn as one flat vector and then
-    shaped (``FLAT_SPHERE_BITS``): JAX's random bits of a shape are those of its flat index (threefry in
-    both modes, rbg), and XLA:CPU compiles the bit generator's loop on `[streams, K, d]` with d = 10 into
-    code that took LLVM about a second, on a flat vector a tenth of that (``benchmarks/compile_time.py``).
+    g is computed as ``jax.random.normal`` computes it (√2·erf⁻¹ of uniforms on (−1, 1)), the same numbers
+    bitwise (tested), except that on a CPU the uniforms are drawn as one flat vector and then shaped (the
+    trace option ``flat_sphere_bits``): JAX's random bits of a shape are those of its flat index (threefry in
+    both modes, rbg), and XLA:CPU compiles the bit generator's loop on `[streams, K, d]` with d = 10 into code
+    that took LLVM about a second, on a flat vector a tenth of that (``benchmarks/compile_time.py``).
     Shaping the normals instead would fuse the transform differently and round the points differently."""
     dtype = float_dtype()
     lo = np.nextafter(np.array(-1.0, dtype), np.array(0.0, dtype), dtype=dtype)
-    drawn = (math.prod(shape),) if _flat_sphere_bits() else tuple(shape)
+    drawn = (math.prod(shape),) if options.current().flat_sphere_bits else tuple(shape)
     u = jax.random.uniform(key, drawn, dtype, lo, 1.0).reshape(shape)
     g = jax.lax.mul(np.array(np.sqrt(2), dtype), jax.lax.erf_inv(u))
     return as_float(radius) * g / norm(g)[..., None]

@@ -98,6 +98,12 @@ _VALIDATED: collections.OrderedDict = collections.OrderedDict()
 VALIDATED_MAX = 1024
 
 
+def forget_validated() -> None:
+    """Forget every grid already validated, so that the next sweep makes its checks again, as its first
+    call did (a benchmark timing first calls; a factory whose module was reloaded)."""
+    _VALIDATED.clear()
+
+
 def validate_grid(make_algs: Mapping[str, Callable], make_env: Callable, names, axes, horizon):
     """Call every factory on concrete grid points; re-raise a ``ValueError`` naming the point.
 

@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core import validation as V
+from ..core.lowering.xla_options import library_jit
 from ..core.types import Algorithm, Environment, Round, Trajectory, select_action, update_state
-from .xla_options import library_jit
 
 Array = jax.Array
 

@@ -32,10 +32,7 @@ def main():
     # a GPU's chunk layout, forced here: rounds drawn ahead (blocks of 4), the runs on the minor axes
     parser.add_argument("--gpu-layout", action="store_true")
     args = parser.parse_args()
-    if args.gpu_layout:
-        from jaxbandit.runner import sweep
-
-        sweep.DRAW_AHEAD, sweep.RUNS_MINOR = 4, True
+    options = jb.ExecutionOptions(draw_ahead=4, runs_minor=True) if args.gpu_layout else None
     if args.die_after_saves is not None:
         _die_after(args.die_after_saves)
     res = jb.sweep(
@@ -48,6 +45,7 @@ def main():
         chunk_size=args.chunk,
         checkpoint=args.checkpoint,
         lockstep=args.lockstep,
+        options=options,
     )
     res.save(args.out)
 

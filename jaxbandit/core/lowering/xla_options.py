@@ -239,7 +239,7 @@ def _shared_statics(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, 
     key = (jitted, options, given, tree, tuple(map(jax.typeof, leaves)), shardings)
     try:
         with _TABLES_LOCK:
-            shared = _remembered(_STATICS_BY_CALL, key)
+            shared = remembered(_STATICS_BY_CALL, key)
     except TypeError:  # an unhashable static argument: jit's own error says which
         return args
     if shared is None:
@@ -248,13 +248,13 @@ def _shared_statics(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, 
         devices = tuple(sorted({d.id for s in shardings if s is not None for d in s.device_set}))
         program = (jitted, options, text, lowered.in_tree, lowered.out_tree, devices)
         with _TABLES_LOCK:
-            shared = _remembered(_STATICS_BY_PROGRAM, program, given)
-            _remembered(_STATICS_BY_CALL, key, shared)
+            shared = remembered(_STATICS_BY_PROGRAM, program, given)
+            remembered(_STATICS_BY_CALL, key, shared)
     it = iter(shared)
     return tuple(next(it) if i in statics else a for i, a in enumerate(args))
 
 
-def _remembered(table: collections.OrderedDict, key, default=None):
+def remembered(table: collections.OrderedDict, key, default=None):
     """``table[key]``, set to ``default`` if absent (unless None), marked as just used; the least recently
     used entries beyond SHARED_PROGRAMS_KEPT dropped."""
     if key not in table:

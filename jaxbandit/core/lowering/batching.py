@@ -32,9 +32,8 @@ loop of calls on one matrix each (the same routine on the same matrices: the sam
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, cast
 
 import jax
@@ -44,51 +43,33 @@ from jax.custom_batching import custom_vmap
 from jax.interpreters import batching as vmap_rules
 from jax.interpreters import mlir
 
-from . import validation as V
+from .. import validation as V
+from . import options
 
 Array = jax.Array
 
-#: Whether :func:`while_loop` runs its stragglers one by one under ``vmap`` (set by
-#: :func:`stragglers_one_by_one` while a program is traced).
-_ONE_BY_ONE = contextvars.ContextVar("jaxbandit_stragglers_one_by_one", default=False)
-#: Batches of fewer lanes (nested ``vmap`` s counted together) run :func:`while_loop` as the plain batched
-#: loop, stragglers and all: they lose little to them, and the rule's extra loops would compile the body
-#: again (+1.35 s for a small CR-Hvt-UCB sweep).
-MIN_LANES = 64
-#: Whether a ``vmap`` batch of :func:`lapack` calls runs one matrix per call (set by
-#: :func:`lapack_per_matrix` while a program is traced).
-_LAPACK_PER_MATRIX = contextvars.ContextVar("jaxbandit_lapack_per_matrix", default=False)
 
-
-@contextlib.contextmanager
-def _rule_enabled(rule: contextvars.ContextVar, enabled) -> Iterator[None]:
-    """``rule`` set to ``enabled`` (checked to be a bool) for the programs traced within."""
-    token = rule.set(V.check_flag("enabled", enabled))
-    try:
-        yield
-    finally:
-        rule.reset(token)
-
-
-def stragglers_one_by_one(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
+def stragglers_one_by_one(enabled: bool = True) -> contextlib.AbstractContextManager:
     """Within it, the :func:`while_loop` s that a traced program makes run, under ``vmap``, batched while
-    many lanes are running and then each lane still running alone. ``jb.sweep`` traces its rounds so on
-    one CPU device. A function jitted before is not traced again: the context applies to new traces."""
-    return _rule_enabled(_ONE_BY_ONE, enabled)
+    many lanes are running and then each lane still running alone (the trace option
+    ``stragglers_one_by_one``). ``jb.sweep`` traces its rounds so on one CPU device. A function jitted
+    before is not traced again: the context applies to new traces."""
+    return options.tracing(stragglers_one_by_one=V.check_flag("enabled", enabled))
 
 
 def one_by_one_now() -> bool:
     """Whether :func:`while_loop` s traced now run their stragglers one by one (within
     :func:`stragglers_one_by_one`). A jitted function that calls :func:`while_loop` takes it as a static
     argument, so that a trace made outside the context is not reused within it, nor the reverse."""
-    return _ONE_BY_ONE.get()
+    return options.current().stragglers_one_by_one
 
 
-def lapack_per_matrix(enabled: bool = True) -> contextlib.AbstractContextManager[None]:
+def lapack_per_matrix(enabled: bool = True) -> contextlib.AbstractContextManager:
     """Within it, the :func:`lapack` calls that a traced program makes run one matrix per call under
-    ``vmap``. ``jb.sweep`` traces its rounds so where several such calls could run at once on a CPU:
-    several CPU devices of one process, or several algorithms in lockstep (see :func:`lapack`)."""
-    return _rule_enabled(_LAPACK_PER_MATRIX, enabled)
+    ``vmap`` (the trace option ``lapack_per_matrix``). ``jb.sweep`` traces its rounds so where several
+    such calls could run at once on a CPU: several CPU devices of one process, or several algorithms in
+    lockstep (see :func:`lapack`)."""
+    return options.tracing(lapack_per_matrix=V.check_flag("enabled", enabled))
 
 
 def lapack_per_matrix_now() -> bool:
@@ -96,7 +77,7 @@ def lapack_per_matrix_now() -> bool:
     A jitted function that calls :func:`lapack` takes it as a static argument, like
     :func:`one_by_one_now`: JAX's cache of its traces does not see the context, and a trace made outside
     it reused within would call LAPACK batched where several calls could run at once."""
-    return _LAPACK_PER_MATRIX.get()
+    return options.current().lapack_per_matrix
 
 
 def lapack(fn: Callable, *args: Array) -> Any:
@@ -116,7 +97,7 @@ def lapack(fn: Callable, *args: Array) -> Any:
     ``ParallelBatchMap``). A call on one matrix is not split."""
     if not callable(fn):
         raise ValueError(f"fn={fn!r} is invalid: it must be a LAPACK routine to call, e.g. jnp.linalg.eigh")
-    if not _LAPACK_PER_MATRIX.get():
+    if not lapack_per_matrix_now():
         return fn(*args)
 
     @custom_vmap
@@ -186,11 +167,11 @@ def while_loop(
     peel: int = 0,
 ) -> Any:
     """``lax.while_loop(cond_fun, body_fun, init_val)`` for one run; under ``vmap`` inside
-    :func:`stragglers_one_by_one` (a batch of at least ``MIN_LANES`` lanes), iterations of the whole batch
-    while more than ``straggler_fraction`` of its lanes is running, then the lanes still running in groups
-    of ``straggler_group`` (module docstring): 1, each alone. ``straggler_fraction`` 0 is the plain batched
-    loop, 1 the stragglers' groups from the start. ``cond_fun`` and ``body_fun`` may close over batched
-    values.
+    :func:`stragglers_one_by_one` (a batch of at least the trace option ``straggler_min_lanes``, 64 by
+    default), iterations of the whole batch while more than ``straggler_fraction`` of its lanes is running,
+    then the lanes still running in groups of ``straggler_group`` (module docstring): 1, each alone.
+    ``straggler_fraction`` 0 is the plain batched loop, 1 the stragglers' groups from the start. ``cond_fun``
+    and ``body_fun`` may close over batched values.
 
     ``peel``: the first iterations run before the loop, outside it, for every lane (each lane running
     ``cond_fun`` false keeps its carry, as in a batched loop): the same values, with no loop condition or
@@ -208,7 +189,8 @@ def while_loop(
     group = V.check_int("straggler_group", straggler_group)
     for _ in range(V.check_int("peel", peel, low=0)):
         init_val = _masked_iteration(cond_fun, body_fun, init_val)
-    if not _ONE_BY_ONE.get():
+    traced_with = options.current()
+    if not traced_with.stragglers_one_by_one:
         return jax.lax.while_loop(cond_fun, body_fun, init_val)
     # What the functions close over becomes explicit operands: a batching rule sees only its arguments.
     cond_h, cond_consts, _ = _hoisted(cond_fun, init_val)
@@ -219,7 +201,7 @@ def while_loop(
         init_val,
         body_out,
     )
-    loop = _Loop(cond_h, body_h, len(cond_consts), fraction, group)
+    loop = _Loop(cond_h, body_h, len(cond_consts), fraction, group, traced_with.straggler_min_lanes)
     leaves, tree = jax.tree.flatten((init_val, (*cond_consts, *body_consts)))
     carry = len(jax.tree.leaves(init_val))
     out = _STRAGGLER_LOOP_P.bind(*leaves, loop=loop, tree=tree, carry=carry, lanes=0)
@@ -272,7 +254,7 @@ class _PerLane:
     def expanded(self, tree, lanes: int, avals: tuple) -> jex.core.ClosedJaxpr:
         """:meth:`alone`, or :meth:`batch` of ``lanes``, on flat operands of types ``avals``, traced once: a
         program traced again (a sweep from new factory objects) lowers it again."""
-        key = (tree, lanes, avals, MIN_LANES)
+        key = (tree, lanes, avals)
         if key not in self._expanded:
             run = lambda *args: jax.tree.leaves(
                 (self.batch if lanes else self.alone)(*jax.tree.unflatten(tree, args))
@@ -285,8 +267,17 @@ class _Loop(_PerLane):
     """The loop of one :func:`while_loop` call: ``cond(c, *consts[:num_cond])``,
     ``body(c, *consts[num_cond:])``; ``alone`` runs it for one lane, ``batch`` for a batch of lanes."""
 
-    def __init__(self, cond: Callable, body: Callable, num_cond: int, straggler_fraction: float, group: int):
+    def __init__(
+        self,
+        cond: Callable,
+        body: Callable,
+        num_cond: int,
+        straggler_fraction: float,
+        group: int,
+        min_lanes: int,
+    ):
         super().__init__()
+        self.min_lanes = min_lanes
         self.cond = lambda c, k: cond(c, *k[:num_cond])
         self.body = lambda c, k: body(c, *k[num_cond:])
         self.straggler_fraction = straggler_fraction
@@ -299,7 +290,7 @@ class _Loop(_PerLane):
     def batch(self, c, k):
         """The loop on a batch of lanes (every array of ``c`` and ``k`` with the same leading axis)."""
         n = jax.tree.leaves(c)[0].shape[0]
-        if n < MIN_LANES:  # the plain batched loop: too few lanes to lose much to stragglers
+        if n < self.min_lanes:  # the plain batched loop: too few lanes to lose much to stragglers
             return jax.vmap(self.alone)(c, k)
         stragglers = math.floor(self.straggler_fraction * n)
         # (carry, which lanes are running): the condition is evaluated once per lane and iteration
