@@ -266,6 +266,68 @@ def test_algorithms_in_lockstep_are_bitwise_the_algorithms_run_apart():
         jb.sweep(algs, make_env, grid, lockstep="yes", **kw)
 
 
+def test_each_algorithm_runs_only_its_own_grid(tmp_path, monkeypatch):
+    """``grids``: an axis only one algorithm reads runs for that algorithm alone. Each result is bitwise
+    the sweep of that algorithm alone over the shared axes and its own (those are checked against runs
+    alone above); algorithms with the same own grid share a program; a checkpoint per group resumes."""
+    lin_ts = lambda p: jb.lin_ts(T, D, v=p["v"])
+    oful = lambda p: jb.oful(T, D, beta_scale=p["beta_scale"])
+    algs = {"cr": make_alg, "lin_ts": lin_ts, "oful": oful}
+    shared = {"C": [0.0, 5.0], "df": [2.5, 4.0], "S": [1.0]}
+    grids = {
+        "cr": {"beta_scale": [0.05, 0.5]},
+        "lin_ts": {"v": [0.1, 1.0, 3.0]},
+        "oful": {"beta_scale": [0.05, 0.5]},
+    }
+    kw = dict(horizon=T, seeds=[3, 8], record=20)
+    res = jb.sweep(algs, make_env, shared, grids=grids, **kw)
+    assert list(res) == ["cr", "lin_ts", "oful"]
+    assert res["lin_ts"].dims == ("C", "df", "S", "v", "seed", "round")
+    assert res["cr"].dims == ("C", "df", "S", "beta_scale", "seed", "round")
+    for name, alg in algs.items():
+        alone = jb.sweep(alg, make_env, {**shared, **grids[name]}, **kw)
+        assert res[name].dims == alone.dims
+        for field in alone.data:
+            np.testing.assert_array_equal(res[name].data[field], alone.data[field])
+    # a group's checkpoint in a directory of its own: a sweep run again resumes every group, running nothing
+    saved = jb.sweep(algs, make_env, shared, grids=grids, checkpoint=tmp_path, **kw)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["grid-0", "grid-1"]  # cr and oful share a grid
+    monkeypatch.setattr(jb.runner.driver, "start_groups", lambda *a, **k: pytest.fail("a chunk ran again"))
+    again = jb.sweep(algs, make_env, shared, grids=grids, checkpoint=tmp_path, **kw)
+    for name in algs:
+        np.testing.assert_array_equal(again[name].cumulative_regret, saved[name].cumulative_regret)
+        np.testing.assert_array_equal(again[name].cumulative_regret, res[name].cumulative_regret)
+    monkeypatch.undo()
+    # an algorithm without an entry runs the shared grid alone (here: a constant of its own)
+    fixed = jb.sweep(
+        {"cr": make_alg, "fixed": lambda p: jb.oful(T, D, beta_scale=0.5)},
+        make_env,
+        {**shared, "beta_scale": [0.05]},
+        grids={"cr": {}},
+        **kw,
+    )
+    assert fixed["fixed"].dims == ("C", "df", "S", "beta_scale", "seed", "round")
+
+
+def test_own_grids_are_checked_before_anything_runs(monkeypatch, tmp_path):
+    monkeypatch.setattr(jb.runner.driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
+    algs = {"cr": make_alg, "oful": lambda p: jb.oful(T, D, beta_scale=p["beta_scale"])}
+    shared = {"C": [0.0], "df": [4.0], "S": [1.0]}
+    kw = dict(horizon=T, seeds=1)
+    cases = [
+        (make_alg, {"cr": {"beta_scale": [0.1]}}, "grids=.* is invalid with one algorithm"),
+        (algs, {"lints": {"v": [1.0]}}, r"grids\['lints'\] is invalid: 'lints' is not one of the algorithms"),
+        (algs, {"cr": {"C": [1.0]}}, r"grids\['cr'\] is invalid: its axis 'C' is also an axis of grid"),
+        (algs, {"cr": [0.1]}, r"grids\['cr'\]=\[0.1\] is invalid"),
+        (algs, {"cr": {"beta_scale": []}}, "beta_scale"),
+    ]
+    for alg, grids, message in cases:
+        with pytest.raises(ValueError, match=message):
+            jb.sweep(alg, make_env, shared, grids=grids, **kw)
+    with pytest.raises(ValueError, match=r"out=.* is invalid with grids"):
+        jb.sweep(algs, make_env, shared, grids={"cr": {"beta_scale": [0.1]}}, out=tmp_path / "r.zarr", **kw)
+
+
 def test_lapack_runs_one_matrix_a_call_where_several_calls_could_run_at_once(monkeypatch):
     """On one CPU device, one algorithm's program makes one batched LAPACK call at a time; algorithms in
     lockstep could make several at once, which jaxlib 0.10 let take every thread of the pool and hang

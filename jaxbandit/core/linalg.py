@@ -322,12 +322,10 @@ def project_ball_in_metric(theta_tilde: Array, A: Array, radius: Array, num_iter
     ``batching.while_loop`` for d ≤ ``UNROLL_MAX_DIM``, where a run computes the same in any batch: in a
     sweep of the paper's setting about 2 % of a run's rounds leave the ball (5 of 400 runs in a round of
     the 16-point grid, on average), so the runs outside iterate in groups of 16 (the whole batch first
-    while more than a quarter of it is outside) instead of the whole batch iterating for them. A Newton
-    iteration is ~90 small kernels whatever the batch, so a group costs little more than one run: 400
-    runs, µs a call with 2, 5, 10, 30, 60 and 100 % of them outside: 37, 59, 83, 235, 244, 223
-    (2-core CPU, ``benchmarks/stragglers.py``; the whole batch iterating while more than 1/16 of it is
-    outside: 36, 59, 240, 233, 238, 221). (A batch of fewer than
-    ``ExecutionOptions.straggler_min_lanes`` runs keeps the plain loop.)
+    while more than a quarter of it is outside) instead of the whole batch iterating for them: a Newton
+    iteration is ~90 small kernels whatever the batch, so a group costs little more than one run
+    (docs/performance.md, *Stragglers one by one*). A batch of fewer than
+    ``ExecutionOptions.straggler_min_lanes`` runs keeps the plain loop.
     """
     return _project_ball_in_metric(theta_tilde, A, radius, num_iters, options.current())
 

@@ -37,9 +37,8 @@ AHEAD_BYTES = 1 << 30
 
 class CpuAhead(NamedTuple):
     """A CPU's default for drawing ahead: blocks of up to ``rounds`` rounds whose draws fit in ``bytes``
-    (a core's cache, not its memory: 400 independent streams' blocks out of cache ran 0.66–0.97× as fast),
-    for a sweep of at least ``min_work`` agent-rounds whose streams each serve several lanes (where one
-    call pays back the block's extra compilation)."""
+    (a core's cache, not its memory), for a sweep of at least ``min_work`` agent-rounds whose streams each
+    serve several lanes (where one call pays back the block's extra compilation)."""
 
     rounds: int = 16
     bytes: int = 1 << 19
@@ -232,12 +231,10 @@ class Plan(NamedTuple):
         """How the chunk program of ``algorithms`` algorithms in lockstep is traced: each option the user
         left ``None`` by the backend's default.
 
-        - Runs minor (`[..., S, G]`): a GPU (H100: Figure 1's tuning grid and independent runs 1.13× as
-          fast, the 16-point grid 1.01×; the 2-core CPU 0.74–0.97×). XLA keeps the runs major in memory
-          either way; what changes is how it fuses the round.
+        - Runs minor (`[..., S, G]`): a GPU, where it fuses the round better (XLA keeps the runs major in
+          memory either way); a CPU loses by it.
         - Contexts components first: a CPU whose streams serve several lanes (the agents' sums then read
-          a component's K values contiguously: the 16-point grid 1.00–1.16× as fast, 400 independent
-          runs 0.96×); not measured on a GPU.
+          a component's K values contiguously); not measured on a GPU.
         - Stragglers one by one: one CPU device (a lane alone costs about its share of a batched
           iteration there; a GPU would idle through it, and a batch sharded over devices would gather each
           lane across them).
@@ -268,10 +265,10 @@ class Plan(NamedTuple):
         whose draws, every stream's of one program, fit in ``options.ahead_bytes``; by default on a CPU,
         ``cpu``'s rule (:class:`CpuAhead`), blocks of 2 or more.
 
-        On a GPU each iteration of a loop in a round is kernels and a condition: drawing the chunk's rounds
-        ahead made the 16-point grid 1.17× and Figure 1's tuning grid 1.40× as fast (H100). On the 2-core
-        CPU, blocks of 16 rounds made the 16-point grid 1.09–1.10× as fast, Figure 1's CR tuning grid
-        0.95–0.96×, independent runs 0.66–1.16× (a block's draws of 400 streams leave the cache)."""
+        On a GPU each iteration of a loop in a round (the sampler's rejection loop) is kernels and a
+        condition, so a block's draws made at once pay; on a CPU a block pays only where its draws stay in
+        a core's cache and the sweep is large enough to pay back its compilation (docs/performance.md, *On
+        a GPU* and *Grid sweeps with shared streams*)."""
         opts, cpu = self.options, CpuAhead() if cpu is None else cpu
         cpu_default = opts.draw_ahead is None and jax.default_backend() != "gpu"
         limit: int | None  # None: the whole chunk

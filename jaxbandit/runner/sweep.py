@@ -42,6 +42,7 @@ import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import overload
 
 import jax
 import numpy as np
@@ -64,6 +65,7 @@ Array = jax.Array
 __all__ = ["ExecutionOptions", "record_rounds", "sweep"]
 
 
+@overload
 def sweep(
     algorithm: Algorithm | Callable[..., Algorithm] | Mapping[str, Algorithm | Callable[..., Algorithm]],
     environment: Environment | Callable[..., Environment],
@@ -80,8 +82,51 @@ def sweep(
     out: str | os.PathLike | None = None,
     lockstep: bool = True,
     options: ExecutionOptions | None = None,
-) -> SweepResult:
-    """Run every (algorithm × grid point × seed) and return a :class:`SweepResult` with named axes.
+    grids: None = None,
+) -> SweepResult: ...
+
+
+@overload
+def sweep(
+    algorithm: Algorithm | Callable[..., Algorithm] | Mapping[str, Algorithm | Callable[..., Algorithm]],
+    environment: Environment | Callable[..., Environment],
+    grid: Mapping[str, Sequence[float]] | None = None,
+    *,
+    horizon: int,
+    seeds: int | Sequence[int] | np.ndarray = 1,
+    key: int | Array = 0,
+    record: str | int | tuple[str, int] | Sequence[int] = "all",
+    chunk_size: int | None = None,
+    progress: bool = False,
+    devices: Sequence[jax.Device] | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    out: str | os.PathLike | None = None,
+    lockstep: bool = True,
+    options: ExecutionOptions | None = None,
+    grids: Mapping[str, Mapping[str, Sequence[float]]],
+) -> dict[str, SweepResult]: ...
+
+
+def sweep(
+    algorithm: Algorithm | Callable[..., Algorithm] | Mapping[str, Algorithm | Callable[..., Algorithm]],
+    environment: Environment | Callable[..., Environment],
+    grid: Mapping[str, Sequence[float]] | None = None,
+    *,
+    horizon: int,
+    seeds: int | Sequence[int] | np.ndarray = 1,
+    key: int | Array = 0,
+    record: str | int | tuple[str, int] | Sequence[int] = "all",
+    chunk_size: int | None = None,
+    progress: bool = False,
+    devices: Sequence[jax.Device] | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    out: str | os.PathLike | None = None,
+    lockstep: bool = True,
+    options: ExecutionOptions | None = None,
+    grids: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
+) -> SweepResult | dict[str, SweepResult]:
+    """Run every (algorithm × grid point × seed) and return a :class:`SweepResult` with named axes (with
+    ``grids``: one per algorithm).
 
     Args:
       algorithm: a factory ``params -> Algorithm`` (``params`` maps each grid name to a traced scalar),
@@ -120,11 +165,38 @@ def sweep(
       options: how the sweep executes, a :class:`jb.ExecutionOptions` (chunk budget, CPU workers, rounds
         drawn ahead, layouts, straggler rules, LAPACK calls, peeled loops); ``None`` or a field left
         ``None``: the backend's default. No option changes a result.
+      grids: ``{algorithm name: {name: values}}``, each algorithm's own axes (its hyperparameters), run
+        only for that algorithm: ``grid`` holds the axes every algorithm and the environment share (the
+        scenario: C, ε, ...), and algorithm ``name``'s factory gets ``grid``'s values and its own. Returns
+        ``{name: SweepResult}``, each with the dims ``grid``'s axes, its own axes, seed, round, and bitwise
+        what a sweep of that algorithm alone over ``{**grid, **grids[name]}`` gives; an algorithm without
+        an entry runs ``grid`` alone. The algorithms with the same own grid run together (in lockstep,
+        unless ``lockstep=False``), one program per such group, each on the same streams (the same seeds
+        and keys); with ``checkpoint``, each group checkpoints in a subdirectory ``grid-<i>``. Not with
+        ``out`` (stream each algorithm into a store of its own with a sweep each).
 
     Raises ``ValueError`` before anything runs for a bad argument, an invalid value at any grid point,
     a grid axis that a factory reads in Python control flow (it cannot be traced), or an ``out`` that
     is not a ``.zarr`` path or that holds something other than this sweep's store.
     """
+    if grids is not None:
+        return _sweep_own_grids(
+            algorithm,
+            environment,
+            grid,
+            grids,
+            out=out,
+            checkpoint=checkpoint,
+            horizon=horizon,
+            seeds=seeds,
+            key=key,
+            record=record,
+            chunk_size=chunk_size,
+            progress=progress,
+            devices=devices,
+            lockstep=lockstep,
+            options=options,
+        )
     horizon = V.check_int("horizon", horizon)
     lockstep = V.check_flag("lockstep", lockstep)
     out_path = None if out is None else store_lib.check_out(out)
@@ -243,3 +315,48 @@ def sweep(
 def lockstep_groups(count: int, lockstep: bool) -> list[tuple[int, ...]]:
     """The indices of the algorithms each compiled program runs: all together in lockstep, or one each."""
     return [tuple(range(count))] if lockstep else [(i,) for i in range(count)]
+
+
+def _sweep_own_grids(algorithm, environment, grid, grids, *, out, checkpoint, **kw) -> dict[str, SweepResult]:
+    """:func:`sweep` with per-algorithm ``grids``: one sweep for each group of algorithms sharing an own
+    grid, over ``grid``'s axes and theirs, split into one result per algorithm (in ``algorithm``'s
+    order)."""
+    if not isinstance(algorithm, Mapping):
+        raise ValueError(
+            f"grids={grids!r} is invalid with one algorithm: give a dict of algorithms "
+            "{name: factory}, or put the algorithm's axes in grid"
+        )
+    if not isinstance(grids, Mapping):
+        raise ValueError(f"grids={grids!r} is invalid: give {{algorithm name: {{name: values}}}}")
+    unknown = [name for name in grids if name not in algorithm]
+    if unknown:
+        raise ValueError(
+            f"grids[{unknown[0]!r}] is invalid: {unknown[0]!r} is not one of the algorithms {list(algorithm)}"
+        )
+    if out is not None:
+        raise ValueError(
+            f"out={str(out)!r} is invalid with grids: the algorithms' results have different dims; "
+            "stream each into a store of its own (a sweep per algorithm, each with its own grid)"
+        )
+    shared, _ = grid_arrays(grid)
+    groups: dict[tuple, list[str]] = {}
+    for name in algorithm:
+        own = grids.get(name) or {}
+        if not isinstance(own, Mapping):
+            raise ValueError(f"grids[{name!r}]={own!r} is invalid: give {{name: values}}")
+        clash = [axis for axis in own if axis in shared]
+        if clash:
+            raise ValueError(
+                f"grids[{name!r}] is invalid: its axis {clash[0]!r} is also an axis of grid (an axis is "
+                "either shared by every algorithm or its own)"
+            )
+        own_names, own_axes = grid_arrays(own)
+        key = tuple((n, tuple(a.tolist())) for n, a in zip(own_names, own_axes))
+        groups.setdefault(key, []).append(name)
+    results: dict[str, SweepResult] = {}
+    for i, (own, names) in enumerate(groups.items()):
+        ckpt = None if checkpoint is None else Path(checkpoint) / f"grid-{i}"
+        both = {**(grid or {}), **{n: list(values) for n, values in own}}
+        res = sweep({n: algorithm[n] for n in names}, environment, both, checkpoint=ckpt, **kw)
+        results.update({n: res.sel(algorithm=n) for n in names})
+    return {name: results[name] for name in algorithm}
