@@ -162,6 +162,146 @@ def test_a_zarr_store_loads_lazily(tmp_path):
             jb.SweepResult.load(tmp_path / f"r{suffix}", lazy=True)
 
 
+# ---- verified stores, foreign and damaged files ----------------------------------------------------
+
+
+def _flip_a_byte(path: Path, at: int | None = None) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2 if at is None else at] ^= 0x10
+    path.write_bytes(bytes(raw))
+
+
+def _flip_in_member(path: Path, member: str) -> None:
+    """Flip the last byte of ``member``'s data in the zip archive ``path`` (not in a header)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(member)
+    raw = path.read_bytes()
+    name_len, extra_len = np.frombuffer(raw[info.header_offset + 26 : info.header_offset + 30], "<u2")
+    _flip_a_byte(path, info.header_offset + 30 + int(name_len) + int(extra_len) + info.compress_size - 1)
+
+
+#: Damage done to a saved store, and what the refusal names.
+DAMAGE = {
+    "a chunk deleted": (
+        lambda s: (s / "regret" / "0.0.0.0").unlink(),
+        r"chunk 0\.0\.0\.0 of the array 'regret' is missing",
+    ),
+    "an array deleted": (lambda s: shutil.rmtree(s / "odd"), r"the array 'odd' is missing"),
+    "a byte flipped": (
+        lambda s: _flip_a_byte(s / "count" / "0.0.0.0"),
+        r"chunk 0\.0\.0\.0 of the array 'count' does not match",
+    ),
+    "metadata garbled": (
+        lambda s: (s / ".zattrs").write_text("{not json"),
+        r"the store's metadata \.zattrs does not match",
+    ),
+    "array metadata garbled": (
+        lambda s: (s / "regret" / ".zarray").write_text("{"),
+        r"the metadata \.zarray of the array 'regret' does not match",
+    ),
+    "a chunk added": (
+        lambda s: shutil.copy(s / "C" / "0", s / "C" / "1"),
+        r"it holds C/1, which its manifest does not list",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_store_is_refused_naming_the_array_and_chunk(tmp_path, damage, capsys):
+    """Arrays are written without a fill value: a deleted chunk read back as zeros, a flipped byte as a
+    wrong value. The manifest names what is wrong, on load (lazy too) and in the plot command."""
+    res = a_result()
+    path = res.save(tmp_path / "r.zarr")
+    do, named = DAMAGE[damage]
+    do(path)
+    for lazy in (False, True):
+        with pytest.raises(ValueError, match=rf"^'.*r.zarr' is damaged: {named}.*verify=False"):
+            jb.SweepResult.load(path, lazy=lazy)
+    assert cli.main(["plot", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: FILE=") and "is damaged" in err and err.count("\n") == 1
+    if damage == "a chunk deleted":  # unverified, the loss is silent
+        assert np.all(jb.SweepResult.load(path, verify=False).regret == 0)
+
+
+def test_a_store_without_a_manifest_is_read_only_unverified(tmp_path):
+    res = a_result()
+    res.to_xarray().to_zarr(tmp_path / "by_xarray.zarr", zarr_format=2)
+    path = tmp_path / "by_xarray.zarr"
+    with pytest.raises(ValueError, match=r"has no manifest .*verify=False\) reads it unchecked"):
+        jb.SweepResult.load(path)
+    assert_same(res, jb.SweepResult.load(path, verify=False))
+    xr.Dataset({"x": ("a", np.arange(3.0))}).to_zarr(tmp_path / "foreign.zarr", zarr_format=2)
+    with pytest.raises(ValueError, match=r"'.*foreign.zarr' is not a jaxbandit result .*from_xarray"):
+        jb.SweepResult.load(tmp_path / "foreign.zarr", verify=False)
+
+
+def _pickled(path):
+    import pickle
+
+    path.write_bytes(pickle.dumps({"data/regret": np.zeros(3)}))
+
+
+#: Files at r.npz (and r.json) that are no jaxbandit result, and what the refusal says.
+FOREIGN = {
+    "a foreign npz": (
+        lambda p: np.savez(p, x=np.zeros(3)),
+        r"is not a jaxbandit result: it holds the arrays \['x'\]",
+    ),
+    "a stray key": (None, r"is not a jaxbandit result: it holds the arrays \['extra'\]"),
+    "pickled": (_pickled, r"is damaged or not a jaxbandit result \(.*pickle"),
+    "a .npy": (
+        lambda p: np.save(open(p, "wb"), np.zeros(3)),
+        r"is damaged or not a jaxbandit result \(.*not a .npz",
+    ),
+    "truncated": (
+        lambda p: p.write_bytes(p.read_bytes()[:300]),
+        r"is damaged or not a jaxbandit result \(BadZipFile",
+    ),
+    "a byte flipped": (
+        lambda p: _flip_in_member(p, "data/regret.npy"),
+        r"is damaged or not a jaxbandit result \(BadZipFile: Bad CRC-32",
+    ),
+    "its json missing": (
+        lambda p: p.with_suffix(".json").unlink(),
+        r"is incomplete: r.json \(its dims and meta\) is missing",
+    ),
+    "its json garbled": (
+        lambda p: p.with_suffix(".json").write_text("{"),
+        r"is damaged or not a jaxbandit",
+    ),
+    "its json without dims": (
+        lambda p: p.with_suffix(".json").write_text("{}"),
+        r"is not a jaxbandit result's metadata: it has no list of dims",
+    ),
+    "other dims": (
+        lambda p: p.with_suffix(".json").write_text('{"dims": ["seed", "round"]}'),
+        r"is not a jaxbandit result: its arrays' shapes \[\(2, 2, 3, 4\)\] and coordinates do not fit",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(FOREIGN))
+def test_a_foreign_or_damaged_npz_is_refused_naming_the_file(tmp_path, kind, capsys):
+    """A foreign .npz loaded as an empty result with dims (); one with a stray key failed later with a
+    KeyError."""
+    path = tmp_path / "r.npz"
+    a_result().save(path)
+    make, said = FOREIGN[kind]
+    if make is None:
+        with np.load(path) as z:
+            np.savez(path, extra=np.zeros(2), **{k: z[k] for k in z.files})
+    else:
+        make(path)
+    with pytest.raises(ValueError, match=rf"^'.*r\.(npz|json)' {said}") as err:
+        jb.SweepResult.load(path)
+    assert "\n" not in str(err.value)
+    assert cli.main(["plot", str(path)]) == 2
+    assert "error: FILE=" in capsys.readouterr().err
+
+
 # ---- atomic writes ---------------------------------------------------------------------------------
 
 
@@ -506,11 +646,13 @@ def test_plot_cli_reads_nc_and_zarr(tmp_path, suffix, capsys):
 
 
 def test_plot_cli_refuses_an_incomplete_store(tmp_path, capsys):
+    """As a stopped jb.sweep(out=...) leaves it: marked incomplete, and no manifest yet."""
     path = a_result().save(tmp_path / "sweep.zarr")
     with xr.open_zarr(path) as ds:
         attrs = dict(ds.attrs)
     import zarr
 
+    (path / "jaxbandit_manifest.json").unlink()
     zarr.open_group(str(path), mode="r+").attrs.update({**attrs, "jaxbandit_complete": False})
     zarr.consolidate_metadata(str(path))
     assert cli.main(["plot", str(path)]) == 2

@@ -108,7 +108,11 @@ class StoreWriter:
         skeleton.attrs.update({R.COMPLETE_ATTR: False, SWEEP_ATTR: finger, STORE_ID_ATTR: store_id})
         with R.atomic_directory(path) as tmp:
             skeleton.to_zarr(
-                str(tmp), mode="w", encoding=R.no_fill_encoding(skeleton), **R.zarr_format_kwargs(_zarr())
+                str(tmp),
+                mode="w",
+                encoding=R.no_fill_encoding(skeleton),
+                write_empty_chunks=True,
+                **R.zarr_format_kwargs(_zarr()),
             )
         return cls(path, dims, sizes, round_chunk, store_id)
 
@@ -116,16 +120,17 @@ class StoreWriter:
         """Write ``values`` into ``region`` of the array ``field`` (created on first use with this
         dtype and the result's full shape)."""
         if field not in self._arrays:
-            self._arrays[field] = (
-                self._group[field] if field in self._group else self._create(field, values.dtype)
-            )
+            arr = self._group[field] if field in self._group else self._create(field, values.dtype)
+            if hasattr(arr, "with_config"):  # zarr-python >= 3: by default it drops chunks of zeros
+                arr = arr.with_config({"write_empty_chunks": True})
+            self._arrays[field] = arr
         self._arrays[field][region] = values
 
     def _create(self, field: str, dtype):
         kw = dict(shape=self.sizes, chunks=self.chunks, dtype=dtype, fill_value=None)
         if hasattr(self._group, "create_array"):  # zarr-python >= 3
             arr = self._group.create_array(field, **kw, attributes={"_ARRAY_DIMENSIONS": list(self.dims)})
-        else:
+        else:  # zarr-python 2 writes every chunk, zeros included
             arr = self._group.create_dataset(field, **kw)
             arr.attrs["_ARRAY_DIMENSIONS"] = list(self.dims)
         dtypes = json.loads(self._group.attrs.get(R.DTYPES_ATTR, "{}"))
@@ -134,8 +139,9 @@ class StoreWriter:
         return arr
 
     def finish(self) -> None:
-        """Mark the store complete."""
+        """Mark the store complete and write its manifest (:mod:`jaxbandit.report.manifest`)."""
         self._set_attrs({R.COMPLETE_ATTR: True})
+        R.write_manifest(self.path)
 
     def _set_attrs(self, attrs: dict) -> None:
         self._group.attrs.update(attrs)

@@ -693,7 +693,7 @@ def _finish_store(writer, path) -> SweepResult:
         from jax.experimental import multihost_utils
 
         multihost_utils.sync_global_devices("jaxbandit.sweep out")
-    return SweepResult.load(path, lazy=True)
+    return SweepResult.load(path, lazy=True, verify=False)  # its manifest was made from it just now
 
 
 class _Plan(NamedTuple):
