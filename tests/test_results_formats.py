@@ -522,41 +522,78 @@ def test_each_chunk_starts_before_the_one_before_it_is_collected(in_memory, tmp_
     ]
 
 
+def checkpoint_files(ckpt: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(ckpt.iterdir())}
+
+
 def test_a_checkpoint_resumes_only_into_its_own_store(in_memory, tmp_path, monkeypatch):
-    """Checkpoints name the store they were written with: with the store deleted (or replaced by a run
-    without checkpoint), the sweep starts over instead of leaving the earlier rounds unwritten."""
+    """Checkpoints name the store they were written with: with the store deleted, or replaced by a run
+    without checkpoint, the earlier rounds are not in the store, so resuming is refused before anything
+    is written (the checkpoint untouched); overwrite=True starts over."""
     out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
     streamed(out, checkpoint=ckpt)
+    before = checkpoint_files(ckpt)
     real_save, saves = checkpoint_lib.save, []
     monkeypatch.setattr(checkpoint_lib, "save", lambda path, **kw: (saves.append(1), real_save(path, **kw)))
     for replace in (lambda: shutil.rmtree(out), lambda: streamed(out)):
         replace()
-        saves.clear()
-        assert_same(in_memory, streamed(out, checkpoint=ckpt))
-        assert len(saves) == 3  # every chunk of both algorithms (in lockstep: one program) ran
+        store = sorted(p.name for p in tmp_path.iterdir())
+        with pytest.raises(
+            ValueError,
+            match=r"^checkpoint='.*ckpt' holds algorithms-0-1.npz, written by another sweep: the out= store "
+            r"\(it was replaced or deleted since\) differs; to start over, pass overwrite=True",
+        ):
+            streamed(out, checkpoint=ckpt)
+        assert checkpoint_files(ckpt) == before and sorted(p.name for p in tmp_path.iterdir()) == store
+    saves.clear()
+    assert_same(in_memory, streamed(out, checkpoint=ckpt, overwrite=True))
+    assert len(saves) == 3  # every chunk of both algorithms (in lockstep: one program) ran
     saves.clear()
     assert_same(in_memory, streamed(out, checkpoint=ckpt))  # its own store: nothing left to run
     assert saves == []
 
 
-def test_a_checkpoint_in_another_layout_is_not_resumed(tmp_path):
-    """A carry whose leaves' shapes or dtypes differ from the template's (state written by a library
-    version that laid an algorithm's history out otherwise) is not loaded: the sweep would otherwise
-    recompile for the stored shapes and run on misread state."""
+def test_a_checkpoint_resumes_at_any_padding_and_refuses_another_layout(tmp_path):
+    """The groups' carries are saved as one batch of streams and loaded into any number of groups of any
+    size (another device or worker count pads the streams otherwise: padding streams copy the last one).
+    A carry whose leaves' shapes or dtypes differ from the template's (state written by a library
+    version that laid an algorithm's history out otherwise) is refused, not misread."""
     import jax
     import jax.numpy as jnp
 
-    carry = {"key": jax.random.key(3), "hist": jnp.arange(15.0, dtype=jnp.float32).reshape(3, 5)}
+    def carry(rows):
+        keys = jax.random.split(jax.random.key(3), 3)[np.asarray(rows)]
+        return {"key": keys, "hist": jnp.arange(15.0, dtype=jnp.float32).reshape(3, 5)[np.asarray(rows)]}
+
+    written = [carry([0, 1]), carry([2, 2])]  # 3 streams padded to 4, in two groups
     path = tmp_path / "c.npz"
-    arrays = checkpoint_lib.gather(carry, np.asarray)
-    checkpoint_lib.save(path, carry_arrays=arrays, kept={}, next_round=7, finger="f")
-    loaded, _, next_round = checkpoint_lib.load(path, template=carry, finger="f")
-    assert next_round == 7
-    np.testing.assert_array_equal(loaded["hist"], np.asarray(carry["hist"]))
-    np.testing.assert_array_equal(jax.random.key_data(loaded["key"]), jax.random.key_data(carry["key"]))
-    for other in ({**carry, "hist": carry["hist"].T}, {**carry, "hist": carry["hist"].astype(jnp.int32)}):
-        assert checkpoint_lib.load(path, template=other, finger="f") is None
-    assert checkpoint_lib.load(path, template=carry, finger="g") is None
+    finger = {"grid": "g", "code": "c"}
+    arrays = checkpoint_lib.gather(written, np.asarray)
+    checkpoint_lib.save(
+        path, carry_arrays=arrays, kept={"x": [np.arange(8.0).reshape(4, 2)]}, next_round=7, finger=finger
+    )
+    for rows in ([[0, 1, 2]], [[0, 1], [2, 2], [2, 2]]):  # one group; three of two streams each
+        template = [carry(r) for r in rows]
+        loaded, kept, next_round = checkpoint_lib.load(path, template=template, finger=finger)
+        assert next_round == 7 and len(loaded) == len(rows)
+        for got, want in zip(loaded, template):
+            np.testing.assert_array_equal(got["hist"], np.asarray(want["hist"]))
+            np.testing.assert_array_equal(jax.random.key_data(got["key"]), jax.random.key_data(want["key"]))
+        expected = np.concatenate([np.arange(8.0).reshape(4, 2), np.tile([[6.0, 7.0]], (2, 1))])
+        np.testing.assert_array_equal(kept["x"][0], expected[: sum(len(r) for r in rows)])
+    other_layouts = (
+        [{**carry([0, 1, 2]), "hist": jnp.zeros((3, 4), jnp.float32)}],
+        [{**carry([0, 1, 2]), "hist": carry([0, 1, 2])["hist"].astype(jnp.int32)}],
+    )
+    before = path.read_bytes()
+    for other in other_layouts:
+        with pytest.raises(ValueError, match=r"holds c.npz, whose state is laid out otherwise"):
+            checkpoint_lib.load(path, template=other, finger=finger)
+    with pytest.raises(
+        ValueError, match=r"holds c.npz, written by another sweep: the code \(what the factories"
+    ):
+        checkpoint_lib.load(path, template=[carry([0, 1, 2])], finger={**finger, "code": "d"})
+    assert path.read_bytes() == before
 
 
 def test_irregular_kept_rounds_land_in_their_regions(tmp_path):

@@ -19,7 +19,7 @@ NAME = "jaxbandit_manifest.json"
 FORMAT = "jaxbandit-manifest/1"
 #: What writers leave in a store while they run (zarr's ``*.partial`` chunk writes, the atomic writes'
 #: ``.NAME.<id>.tmp``, locks): not part of it.
-_TRANSIENT = (".partial", ".tmp", ".lock", ".old")
+TRANSIENT = (".partial", ".tmp", ".lock", ".old")
 
 
 def make(store: Path) -> dict:
@@ -46,13 +46,14 @@ def read(store: Path) -> dict | None:
     return manifest
 
 
-def verify(store: Path, manifest: dict) -> None:
+def verify(store: Path, manifest: dict, *, what: str = "", fix: str | None = None) -> None:
     """``ValueError`` naming the first array and chunk (or metadata file) of ``store`` that is missing,
-    damaged, not listed, or absent from the manifest though its array's grid has it."""
+    damaged, not listed, or absent from the manifest though its array's grid has it; ``what`` prefixes
+    the store's name (``"out="``) and ``fix`` ends the message."""
     store = Path(store)
     listed: dict = manifest["files"]
-    where = f"{str(store)!r} is damaged"
-    fix = "write it again (SweepResult.load(..., verify=False) reads it unchecked)"
+    where = f"{what}{str(store)!r} is damaged"
+    fix = fix or "write it again (SweepResult.load(..., verify=False) reads it unchecked)"
     for key, (size, digest) in sorted(listed.items()):
         path = store / key
         if not path.is_file():
@@ -82,10 +83,12 @@ def verify(store: Path, manifest: dict) -> None:
 
 
 def _keys(store: Path) -> list[str]:
-    """The store's files (``/``-separated, relative), the manifest and transient files left out."""
+    """The store's files (``/``-separated, relative), jaxbandit's own (``jaxbandit_*`` at the top: the
+    manifest, a streamed store's journal) and transient ones left out."""
     keys = []
     for path in sorted(store.rglob("*")):
-        if path.is_file() and path.name != NAME and not path.name.endswith(_TRANSIENT):
+        own = path.parent == store and path.name.startswith("jaxbandit_")  # this manifest, a journal
+        if path.is_file() and not own and not path.name.endswith(TRANSIENT):
             keys.append(path.relative_to(store).as_posix())
     return keys
 

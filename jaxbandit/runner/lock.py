@@ -75,6 +75,17 @@ def holding(target, *, what: str = "", on_acquire: Callable[[Path], None] | None
                 _release(Path(key), entry[0])
 
 
+@contextlib.contextmanager
+def holding_all(targets: dict, *, on_acquire: Callable[[Path], None] | None = None) -> Iterator[None]:
+    """Hold the lock of every target of ``targets`` (``what -> path``; None skipped, e.g.
+    ``{"out=": store, "checkpoint=": directory}``), taken in that order, for the block."""
+    with contextlib.ExitStack() as stack:
+        for what, target in targets.items():
+            if target is not None:
+                stack.enter_context(holding(target, what=what, on_acquire=on_acquire))
+        yield
+
+
 def holder(target) -> dict | None:
     """What ``target``'s lock file says about its holder (pid, host, started, command); None if there is
     no lock file or it says nothing readable."""

@@ -54,11 +54,13 @@ from ..core import batching
 from ..core import validation as V
 from ..core.dtypes import float_dtype
 from ..core.types import Algorithm, Environment, EnvState, Round
-from ..report.results import SweepResult
+from ..report.results import SweepResult, remove_leftovers
 from . import accumulate, distributed, sharing
 from . import checkpoint as checkpoint_lib
+from . import fingerprint as fingerprint_lib
+from . import lock as lock_lib
 from . import store as store_lib
-from .grid import as_factory, describe, grid_arrays, validate_grid
+from .grid import as_factory, grid_arrays, validate_grid
 from .simulate import AGENT_KEY, agent_keys, as_key, respond_and_learn
 from .xla_options import _remembered, library_jit
 
@@ -489,6 +491,7 @@ def sweep(
     checkpoint: str | os.PathLike | None = None,
     out: str | os.PathLike | None = None,
     lockstep: bool = True,
+    overwrite: bool = False,
 ) -> SweepResult:
     """Run every (algorithm × grid point × seed) and return a :class:`SweepResult` with named axes.
 
@@ -509,14 +512,17 @@ def sweep(
       progress: show a progress bar with agent-rounds per second.
       devices: devices to shard the streams over (default: all of ``jax.devices()``, every host's).
       checkpoint: a directory; after every chunk the sweep saves its state there atomically, and a
-        sweep started again with the same settings resumes from it (see ``jaxbandit.runner.checkpoint``).
+        sweep started again with the same settings resumes from it, with any device or worker count
+        (see ``jaxbandit.runner.checkpoint``); a checkpoint of a sweep that would compute something else
+        (``jaxbandit.runner.fingerprint``) is refused, saying what differs.
       out: a zarr store path (``"….zarr"``) to stream the results into for sweeps larger than memory:
         each chunk's kept rounds are written to the store when the chunk finishes, and the result
         returned reads its arrays from the store on access (:class:`~jaxbandit.report.results.LazyArray`;
         ``SweepResult.load(out)`` reads it again). The store is marked complete only at the end. A
         store this same sweep left is resumed with ``checkpoint=`` (and rewritten without); see
         ``jaxbandit.runner.store``. Needs ``pip install "jaxbandit[xarray]"``. With several processes,
-        process 0 writes it, on a file system they share.
+        process 0 writes it, on a file system they share. ``out`` and ``checkpoint`` are locked for the
+        sweep's lifetime (``jaxbandit.runner.lock``): a second writer is refused, naming the first.
       lockstep: run every algorithm of a dict in one compiled program, all fed each round's one draw of
         the stream (default); ``False`` compiles one program per algorithm, each drawing the stream
         again. Bitwise the same results. Lockstep pays most where a stream serves few lanes (the draw —
@@ -527,12 +533,17 @@ def sweep(
         algorithm's state at once: with algorithms that keep their history (GAdaOFUL, Heavy-OFUL, TOFU:
         O(T·d) per run) on very many runs, ``lockstep=False`` holds one algorithm's at a time.
 
+      overwrite: start over: the checkpoint files in ``checkpoint`` are removed and the store at
+        ``out`` is replaced, whatever sweep wrote them (``out`` must still be a store jb.sweep wrote).
+
     Raises ``ValueError`` before anything runs for a bad argument, an invalid value at any grid point,
-    a grid axis that a factory reads in Python control flow (it cannot be traced), or an ``out`` that
-    is not a ``.zarr`` path or that holds something other than this sweep's store.
+    a grid axis that a factory reads in Python control flow (it cannot be traced), an ``out`` that
+    is not a ``.zarr`` path or that holds something other than this sweep's store, a checkpoint of
+    another sweep or a damaged one, or an ``out``/``checkpoint`` another process is writing.
     """
     horizon = V.check_int("horizon", horizon)
     lockstep = V.check_flag("lockstep", lockstep)
+    overwrite = V.check_flag("overwrite", overwrite)
     out_path = None if out is None else store_lib.check_out(out)
     algs = dict(algorithm) if isinstance(algorithm, Mapping) else {"": algorithm}
     if not algs:
@@ -565,19 +576,6 @@ def sweep(
     plan = _Plan.make(layout, names, axes, seed_ids, base_key, devices, horizon, chunk_size, per_program)
 
     ckpt_dir = None if checkpoint is None else Path(checkpoint)
-    settings = dict(
-        horizon=horizon,
-        grid=dict(zip(names, axes)),
-        seeds=seed_ids,
-        key=np.asarray(jax.random.key_data(base_key)),
-        record=rounds_kept.tolist(),
-        per_round=per_round,
-        chunk=plan.chunk,
-        dtype=str(float_dtype()),
-        streams=plan.padded,
-        layout=LAYOUT,
-        stream_axes=list(layout.stream_names),
-    )
     lead = ("algorithm",) if isinstance(algorithm, Mapping) else ()
     dims = lead + tuple(names) + ("seed", "round")
     coords = dict(zip(names, axes))
@@ -591,62 +589,83 @@ def sweep(
         "stream_axes": list(layout.stream_names),
         "streams": plan.num_streams,
     }
-    writer, store_id = None, None
-    if out_path is not None:
-        factories = {name: describe(f) for name, f in make_algs.items()}
-        sweep_finger = checkpoint_lib.fingerprint(
-            dict(settings, algorithms=factories, env=describe(make_env), lead=list(lead))
-        )
-        writer, store_id = _open_store(
-            out_path, dims, coords, meta, sweep_finger, ckpt_dir is not None, plan, rounds_kept
-        )
-    per_alg = []
-    for indices in groups:
-        group = [names_in_order[i] for i in indices]
-        ident = dict(
-            settings,
-            algorithms=group,
-            indices=list(indices),
-            factories=[describe(make_algs[name]) for name in group],
-            env=describe(make_env),
-        )
-        if plan.workers > 1:  # the carry is saved per group of streams
-            ident.update(workers=plan.workers)
-        if out_path is not None:  # a checkpoint resumes only into the store it was written with
-            ident.update(out_store=store_id)
-        finger = checkpoint_lib.fingerprint(ident)
-        stem = f"algorithm-{indices[0]}" if len(group) == 1 else f"algorithms-{indices[0]}-{indices[-1]}"
-        path = None if ckpt_dir is None else ckpt_dir / f"{stem}.npz"
-        sink = None
-        if out_path is not None:
-            leads = [(index,) if lead else () for index in indices]
-            sink = functools.partial(_write_chunks, writer, plan, rounds_kept, leads)
-        kept = _run_algorithms(
-            tuple(make_algs[name] for name in group),
+    fingers = None
+    if out_path is not None or ckpt_dir is not None:
+        fingers = fingerprint_lib.Sweep.of(
+            make_algs,
             make_env,
-            plan,
+            names,
+            axes,
+            seed_ids,
+            base_key,
             horizon,
-            per_round,
             rounds_kept,
-            progress,
-            " + ".join(group),
-            path,
-            finger,
-            sink,
+            per_round,
+            chunk_size,
+            (LAYOUT, list(layout.stream_names)),
+            bool(lead),
+            with_store=out_path is not None,
         )
-        per_alg += [{field: plan.to_grid_order(value) for field, value in k.items()} for k in kept]
-    if out_path is not None:
-        return _finish_store(writer, out_path)
+    files = [f"algorithm-{i[0]}.npz" if len(i) == 1 else f"algorithms-{i[0]}-{i[-1]}.npz" for i in groups]
+    writers = {"out=": out_path, "checkpoint=": ckpt_dir} if jax.process_index() == 0 else {}
+    with lock_lib.holding_all(writers, on_acquire=remove_leftovers):
+        if overwrite and ckpt_dir is not None:
+            checkpoint_lib.remove(ckpt_dir)
+        writer, store_id = None, None
+        if fingers is not None:  # refused before anything is written or run, the checkpoints untouched
+            resume = ckpt_dir is not None and not overwrite
+            if out_path is not None:
+                store_id = store_lib.resumable(out_path, fingers.store, resume=resume, overwrite=overwrite)
+            for indices, name in zip(groups, files):
+                if ckpt_dir is not None:
+                    checkpoint_lib.check(ckpt_dir / name, fingers.group(names_in_order, indices, store_id))
+            if out_path is not None:
+                writer, store_id = _open_store(
+                    out_path,
+                    dims,
+                    coords,
+                    meta,
+                    fingers.store,
+                    store_id is not None,
+                    plan,
+                    rounds_kept,
+                    overwrite,
+                )
+        per_alg = []
+        for indices, name in zip(groups, files):
+            group = [names_in_order[i] for i in indices]
+            finger = None if fingers is None else fingers.group(names_in_order, indices, store_id)
+            path = None if ckpt_dir is None else ckpt_dir / name
+            sink = None
+            if out_path is not None:
+                leads = [(index,) if lead else () for index in indices]
+                sink = functools.partial(_write_chunks, writer, plan, rounds_kept, leads)
+            kept = _run_algorithms(
+                tuple(make_algs[name] for name in group),
+                make_env,
+                plan,
+                horizon,
+                per_round,
+                rounds_kept,
+                progress,
+                " + ".join(group),
+                path,
+                finger,
+                sink,
+            )
+            per_alg += [{field: plan.to_grid_order(value) for field, value in k.items()} for k in kept]
+        if out_path is not None:
+            return _finish_store(writer, out_path)
     data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
     if not lead:
         data = {field: arr[0] for field, arr in data.items()}
     return SweepResult(dims=dims, coords=coords, data=data, meta=meta)
 
 
-def _open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept):
+def _open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept, overwrite=False):
     """``(writer, store id)``, before anything runs: every process checks ``path``, process 0 creates or
     reopens the store (the others' writer is None) and they all read its id."""
-    store_lib.check_existing(path, finger)
+    store_lib.check_existing(path, finger, overwrite=overwrite)
     multi = jax.process_count() > 1
     if multi:
         from jax.experimental import multihost_utils
@@ -663,6 +682,7 @@ def _open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept):
             finger=finger,
             resume=resume,
             round_chunk=int(per_chunk),
+            overwrite=overwrite,
         )
     if multi:
         multihost_utils.sync_global_devices("jaxbandit.sweep out opened")
