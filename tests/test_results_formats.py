@@ -277,10 +277,26 @@ FOREIGN = {
         r"is not a jaxbandit result's metadata: it has no list of dims",
     ),
     "other dims": (
-        lambda p: p.with_suffix(".json").write_text('{"dims": ["seed", "round"]}'),
+        lambda p: p.with_suffix(".json").write_text(
+            json.dumps({**json.loads(p.with_suffix(".json").read_text()), "dims": ["seed", "round"]})
+        ),
         r"is not a jaxbandit result: its arrays' shapes \[\(2, 2, 3, 4\)\] and coordinates do not fit",
     ),
 }
+
+
+def test_a_save_stopped_between_its_npz_and_json_is_refused(tmp_path, monkeypatch):
+    """The .npz is written first, then the .json: a save stopped between them left the new arrays with
+    the old dims and meta. The pair carries one id."""
+    path = a_result().save(tmp_path / "r.npz")
+    monkeypatch.setattr(results, "atomic_write_json", lambda *a: (_ for _ in ()).throw(OSError("killed")))
+    with pytest.raises(OSError, match="killed"):
+        _changed(a_result()).save(path)
+    monkeypatch.undo()
+    with pytest.raises(
+        ValueError, match=r"'.*r.npz' and r.json are not from one save .*save the result again"
+    ):
+        jb.SweepResult.load(path)
 
 
 @pytest.mark.parametrize("kind", list(FOREIGN))

@@ -27,6 +27,9 @@ import numpy as np
 from ..runner import lock
 from . import manifest
 
+#: The member of a saved ``.npz`` holding the id its ``.json`` holds too (``"save"``).
+_SAVE_ID = "jaxbandit/save"
+
 #: The formats :meth:`SweepResult.save` and :meth:`SweepResult.load` choose by suffix (anything else
 #: is ``.npz``).
 FORMATS = (".npz", ".nc", ".zarr")
@@ -404,9 +407,13 @@ class SweepResult:
             path = path.with_suffix(".npz")
             arrays = {f"data/{k}": np.asarray(v) for k, v in self.data.items()}
             arrays.update({f"coords/{k}": np.asarray(v) for k, v in self.coords.items()})
+            # the pair carries one id: a save stopped between its two files leaves a pair that is refused
+            save_id = secrets.token_hex(8)
+            arrays[_SAVE_ID] = np.asarray(save_id)
             with writing(path):  # the pair from one writer
                 atomic_savez(path, **arrays)
-                atomic_write_json(path.with_suffix(".json"), {"dims": list(self.dims), "meta": self.meta})
+                info = {"dims": list(self.dims), "meta": self.meta, "save": save_id}
+                atomic_write_json(path.with_suffix(".json"), info)
             return path
         if fmt == ".nc":
             require("h5py", "h5netcdf", "xarray", what="SweepResult.save to .nc")
@@ -487,6 +494,7 @@ class SweepResult:
                 arrays = {k: z[k] for k in z.files}
         meta_path = path.with_suffix(".json")
         fix = "give a result written by SweepResult.save (a .npz with the .json beside it)"
+        save_id = arrays.pop(_SAVE_ID, None)
         stray = [k for k in arrays if not k.startswith(("data/", "coords/"))]
         data = {k[5:]: v for k, v in arrays.items() if k.startswith("data/")}
         if stray or not data:
@@ -502,6 +510,11 @@ class SweepResult:
         if not (isinstance(dims, list) and all(isinstance(d, str) for d in dims)):
             raise ValueError(
                 f"{str(meta_path)!r} is not a jaxbandit result's metadata: it has no list of dims; {fix}"
+            )
+        if (save_id is not None or "save" in info) and str(save_id) != str(info.get("save")):
+            raise ValueError(
+                f"{str(path)!r} and {meta_path.name} are not from one save (a save was stopped between "
+                "writing them, or one was replaced); save the result again"
             )
         coords = {k[7:]: v for k, v in arrays.items() if k.startswith("coords/")}
         shapes = {np.shape(v) for v in data.values()}
