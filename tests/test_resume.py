@@ -86,6 +86,8 @@ def stopped(tmp_path, monkeypatch):
     with pytest.raises(Stopped):
         run(checkpoint=ckpt)
     monkeypatch.undo()
+    assert sorted(p.name for p in ckpt.iterdir()) == ["algorithm-0.npz"]
+    assert not list(tmp_path.glob(".*.lock"))  # released when the sweep stopped
     return ckpt
 
 
@@ -315,3 +317,45 @@ def test_a_sweep_refuses_an_output_another_process_writes(tmp_path, monkeypatch,
         assert not paths["out"].exists() and not paths["checkpoint"].exists()
     finally:
         proc.communicate("go\n", timeout=60)
+
+
+# ---- Ctrl-C on the command line -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command, then", [("demo", "run the command again"), ("bench", "with --resume")])
+def test_ctrl_c_is_one_line_saying_how_to_go_on(monkeypatch, capsys, command, then):
+    from jaxbandit import cli
+    from jaxbandit.experiments import demo
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(demo, "run_demo", interrupted)
+    monkeypatch.setattr(cli, "run_bench_command", interrupted)
+    assert cli.main([command]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted: ") and then in err and err.count("\n") == 1
+
+
+def test_a_real_sigint_prints_no_traceback(tmp_path):
+    """SIGINT delivered to the process (as Ctrl-C sends it) while the command runs."""
+    code = (
+        "import os, signal, sys\n"
+        "from jaxbandit import cli\n"
+        "from jaxbandit.experiments import demo\n"
+        "demo.run_demo = lambda *a, **k: (os.kill(os.getpid(), signal.SIGINT), [0 for _ in range(10**6)])\n"
+        "sys.exit(cli.main(['demo', '--out', sys.argv[1]]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert out.returncode == 130, out.stderr
+    assert (
+        out.stderr.startswith("interrupted: ")
+        and out.stderr.count("\n") == 1
+        and "Traceback" not in out.stderr
+    )
