@@ -260,7 +260,10 @@ def test_a_resumed_store_ends_verified_and_clean(reference, stopped_store):
     np.testing.assert_array_equal(res.regret, reference[0].regret)
     assert not list(out.rglob("*.partial")) and not (out / store_lib.JOURNAL).exists()
     np.testing.assert_array_equal(jb.SweepResult.load(out).regret, reference[0].regret)
-    # a complete store resumed again is verified against its manifest first
+    # resumed when complete, with nothing left to run, it is verified and left as it was
+    before = files(out)
+    run(out=out, checkpoint=ckpt)
+    assert files(out) == before
     (out / "regret" / "1.0.1").write_bytes(b"\0" * 16)
     with pytest.raises(ValueError, match=r"^out='.*s.zarr' is damaged: chunk 1.0.1 of the array 'regret' "):
         run(out=out, checkpoint=ckpt)

@@ -120,6 +120,7 @@ class StoreWriter:
         fresh = {"use_consolidated": False} if R.zarr_major(zarr) >= 3 else {}  # metadata as it is now
         self._group = zarr.open_group(str(path), mode="r+", **fresh)
         self._arrays: dict = {}
+        self._complete = bool(self._group.attrs.get(R.COMPLETE_ATTR, False))
 
     @classmethod
     def open(
@@ -134,10 +135,8 @@ class StoreWriter:
         if attrs is not None and resume:
             verify_written(path)
             remove_transient(path)
-            (path / manifest_lib.NAME).unlink(missing_ok=True)  # complete again only at the end
-            writer = cls(path, dims, sizes, round_chunk, attrs[STORE_ID_ATTR])
-            writer._set_attrs({R.COMPLETE_ATTR: False})
-            return writer
+            # a complete store stays complete, with its manifest, until something is written into it
+            return cls(path, dims, sizes, round_chunk, attrs[STORE_ID_ATTR])
         store_id = uuid.uuid4().hex
         skeleton = R.SweepResult(dims, coords, {}, meta).to_xarray()  # coordinates and attributes
         text = json.dumps(finger, sort_keys=True)
@@ -155,6 +154,10 @@ class StoreWriter:
     def write(self, field: str, region: tuple, values: np.ndarray) -> None:
         """Write ``values`` into ``region`` of the array ``field`` (created on first use with this
         dtype and the result's full shape)."""
+        if self._complete:  # no longer: complete again, with a new manifest, at the end
+            (self.path / manifest_lib.NAME).unlink(missing_ok=True)
+            self._set_attrs({R.COMPLETE_ATTR: False})
+            self._complete = False
         if field not in self._arrays:
             arr = self._group[field] if field in self._group else self._create(field, values.dtype)
             if hasattr(arr, "with_config"):  # zarr-python >= 3: by default it drops chunks of zeros
@@ -183,10 +186,13 @@ class StoreWriter:
 
     def finish(self) -> None:
         """Mark the store complete and write its manifest (:mod:`jaxbandit.report.manifest`), which
-        replaces the journal."""
+        replaces the journal (a store resumed complete and not written since is left as it was)."""
+        if self._complete:
+            return
         self._set_attrs({R.COMPLETE_ATTR: True})
         R.write_manifest(self.path)
         (self.path / JOURNAL).unlink(missing_ok=True)
+        self._complete = True
 
     def _set_attrs(self, attrs: dict) -> None:
         self._group.attrs.update(attrs)
