@@ -557,7 +557,7 @@ def test_a_checkpoint_resumes_only_into_its_own_store(in_memory, tmp_path, monke
         with pytest.raises(
             ValueError,
             match=r"^checkpoint='.*ckpt' holds algorithms-0-1.npz, written by another sweep: the out= store "
-            r"\(it was replaced or deleted since\) differs; to start over, pass overwrite=True",
+            r"\(not the one the checkpoint was written with\) differs; to start over, pass overwrite=True",
         ):
             streamed(out, checkpoint=ckpt)
         assert checkpoint_files(ckpt) == before and sorted(p.name for p in tmp_path.iterdir()) == store

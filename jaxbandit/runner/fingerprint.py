@@ -43,7 +43,7 @@ LABELS = {
     "algorithms": "the algorithms (names, lockstep)",
     "code": "the code (what the factories compute)",
     "format": "the checkpoint format (another jaxbandit version)",
-    "store": "the out= store (it was replaced or deleted since)",
+    "store": "the out= store (not the one the checkpoint was written with)",
 }
 
 
