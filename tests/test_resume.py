@@ -103,7 +103,8 @@ def test_a_closure_value_is_part_of_the_fingerprint(reference, stopped, monkeypa
     with pytest.raises(
         ValueError,
         match=r"^checkpoint='.*ckpt' holds algorithm-0.npz, written by another sweep: the code \(what the "
-        r"factories compute\) differs; to start over, pass overwrite=True to jb.sweep or delete '.*ckpt'",
+        r"factories compute, as traced on this backend\) differs; to start over, pass overwrite=True to "
+        r"jb.sweep or delete '.*ckpt'",
     ):
         run(ENV5, checkpoint=stopped)
     assert files(stopped) == before
@@ -284,8 +285,8 @@ def test_a_store_of_another_sweep_names_what_differs(tmp_path):
     run(out=out)
     with pytest.raises(
         ValueError,
-        match=r"it holds a different sweep \(the code \(what the factories compute\) "
-        r"differs\); give another path, pass overwrite=True",
+        match=r"it holds a different sweep \(the code \(what the factories compute, as traced on this "
+        r"backend\) differs\); give another path, pass overwrite=True",
     ):
         run(ENV5, out=out)
     np.testing.assert_array_equal(

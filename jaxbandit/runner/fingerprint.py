@@ -9,9 +9,10 @@ with the environment, traced with the grid's values as arguments, with its const
 factory closes over (Student-t ``df = 3`` or ``5`` under the same factory names), a changed default or
 a changed library algorithm changes it; renaming a factory or moving it to another module does not.
 It is traced for one run, outside the sweep's batching, so it does not depend on the device count, the
-CPU workers or the chunk layout (a checkpoint resumes across them); it does depend on the backend where
-the library traces another program there (a CPU's checkpoint does not resume on a GPU) and on the JAX
-version. The sweep driver's own code is covered by ``format`` (``runner.sweep.LAYOUT``).
+CPU workers or the chunk layout (a checkpoint resumes across them); it does depend on the JAX version
+and, where the library traces another program for another backend, on the backend (``jb.envs.linear``'s
+contexts are drawn flat on a CPU, ``envs.streams.FLAT_SPHERE_BITS``: its CPU checkpoints are refused on a
+GPU). The sweep driver's own code is covered by ``format`` (``runner.sweep.LAYOUT``).
 
 :func:`differences` names the components that differ, so that a refusal says what changed.
 """
@@ -41,7 +42,7 @@ LABELS = {
     "chunking": "the chunk size (chunk_size=)",
     "dtype": "the float dtype (x64)",
     "algorithms": "the algorithms (names, lockstep)",
-    "code": "the code (what the factories compute)",
+    "code": "the code (what the factories compute, as traced on this backend)",
     "format": "the checkpoint format (another jaxbandit version)",
     "store": "the out= store (not the one the checkpoint was written with)",
 }
