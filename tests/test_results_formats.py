@@ -182,8 +182,24 @@ def _flip_in_member(path: Path, member: str) -> None:
     _flip_a_byte(path, info.header_offset + 30 + int(name_len) + int(extra_len) + info.compress_size - 1)
 
 
+def _unlisted(store: Path, key: str) -> None:
+    """Delete ``key`` from the store and from its manifest (a chunk never written, as the manifest says)."""
+    (store / key).unlink()
+    manifest = json.loads((store / "jaxbandit_manifest.json").read_text())
+    del manifest["files"][key]
+    (store / "jaxbandit_manifest.json").write_text(json.dumps(manifest))
+
+
 #: Damage done to a saved store, and what the refusal names.
 DAMAGE = {
+    "a chunk never written": (
+        lambda s: _unlisted(s, "regret/0.0.0.0"),
+        r"the array 'regret' lists 0 of its 1 chunks",
+    ),
+    "the manifest garbled": (
+        lambda s: (s / "jaxbandit_manifest.json").write_text("{"),
+        r"its manifest jaxbandit_manifest.json cannot be read",
+    ),
     "a chunk deleted": (
         lambda s: (s / "regret" / "0.0.0.0").unlink(),
         r"chunk 0\.0\.0\.0 of the array 'regret' is missing",

@@ -32,28 +32,33 @@ def make(store: Path) -> dict:
     }
 
 
-def read(store: Path) -> dict | None:
-    """The manifest in ``store``; None if there is none. ``ValueError`` if it is not one."""
+#: What a refusal of a saved store suggests.
+FIX = "write it again (SweepResult.load(..., verify=False) reads it unchecked)"
+
+
+def read(store: Path, *, what: str = "", fix: str = FIX) -> dict | None:
+    """The manifest in ``store``; None if there is none. ``ValueError`` if it is not one (``what`` and
+    ``fix`` as in :func:`verify`)."""
     path = Path(store) / NAME
+    where = f"{what}{str(store)!r} is damaged"
     try:
         manifest = json.loads(path.read_text())
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as err:
-        raise ValueError(f"{str(store)!r} is damaged: its manifest {NAME} cannot be read ({err})") from None
+        raise ValueError(f"{where}: its manifest {NAME} cannot be read ({err}); {fix}") from None
     if not (isinstance(manifest, dict) and manifest.get("format") == FORMAT and "files" in manifest):
-        raise ValueError(f"{str(store)!r} is damaged: {NAME} is not a jaxbandit manifest")
+        raise ValueError(f"{where}: {NAME} is not a jaxbandit manifest; {fix}")
     return manifest
 
 
-def verify(store: Path, manifest: dict, *, what: str = "", fix: str | None = None) -> None:
+def verify(store: Path, manifest: dict, *, what: str = "", fix: str = FIX) -> None:
     """``ValueError`` naming the first array and chunk (or metadata file) of ``store`` that is missing,
     damaged, not listed, or absent from the manifest though its array's grid has it; ``what`` prefixes
     the store's name (``"out="``) and ``fix`` ends the message."""
     store = Path(store)
     listed: dict = manifest["files"]
     where = f"{what}{str(store)!r} is damaged"
-    fix = fix or "write it again (SweepResult.load(..., verify=False) reads it unchecked)"
     for key, (size, digest) in sorted(listed.items()):
         path = store / key
         if not path.is_file():

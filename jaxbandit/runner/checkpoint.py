@@ -83,7 +83,8 @@ def check(path: Path, finger: dict) -> None:
 
 
 def load(path: Path, *, template: list, finger: dict):
-    """``(carry_leaves_as_numpy, kept, next_round)`` from ``path``, or None if there is none. ``template``:
+    """``(carries, kept, next_round)`` from ``path`` (one carry per group of ``template``, its leaves host
+    arrays and keys), or None if there is none. ``template``:
     the groups' freshly initialised carries, giving the tree structure, every leaf's shape and dtype,
     the key types and each group's streams. ``ValueError`` (the file untouched) for a checkpoint that
     :func:`check` refuses, or whose state is laid out otherwise than ``template``'s (written by a version

@@ -210,7 +210,7 @@ def verify_written(path: Path) -> None:
     region its journal lists reads back with the values written (a complete store: every file matches
     its manifest)."""
     fix = "start over with overwrite=True (or delete it and the checkpoint directory)"
-    found = manifest_lib.read(path)
+    found = manifest_lib.read(path, what="out=", fix=fix)
     if found is not None:
         manifest_lib.verify(path, found, what="out=", fix=fix)
         return
