@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -171,6 +172,21 @@ def test_a_checkpoint_resumes_with_another_worker_count(reference, tmp_path, mon
     assert done == [16, 24]
     for field in res.data:
         np.testing.assert_array_equal(res.data[field], reference[0].data[field])
+
+
+def test_resume_under_x64_and_a_float32_checkpoint_refused(stopped, tmp_path, monkeypatch):
+    """float64 runs resume bitwise too; the float32 checkpoint is refused under x64, naming the dtype."""
+    with jax.enable_x64(True):
+        with pytest.raises(ValueError, match=r"written by another sweep: the float dtype \(x64\)"):
+            run(checkpoint=stopped)
+        ckpt = tmp_path / "ckpt64"
+        stop_after(monkeypatch, 2)
+        with pytest.raises(Stopped):
+            run(checkpoint=ckpt)
+        done = stop_after(monkeypatch, 99)
+        res = run(checkpoint=ckpt)
+        assert done == [24] and res.cumulative_regret.dtype == np.float64
+        np.testing.assert_array_equal(res.cumulative_regret, run().cumulative_regret)
 
 
 def _garble(path: Path):

@@ -83,8 +83,8 @@ def check(path: Path, finger: dict) -> None:
 
 
 def load(path: Path, *, template: list, finger: dict):
-    """``(carries, kept, next_round)`` from ``path`` (one carry per group of ``template``, its leaves host
-    arrays and keys), or None if there is none. ``template``:
+    """``(carries, kept, next_round)`` from ``path`` (one carry per group of ``template``, on the default
+    device), or None if there is none. ``template``:
     the groups' freshly initialised carries, giving the tree structure, every leaf's shape and dtype,
     the key types and each group's streams. ``ValueError`` (the file untouched) for a checkpoint that
     :func:`check` refuses, or whose state is laid out otherwise than ``template``'s (written by a version
@@ -107,11 +107,11 @@ def load(path: Path, *, template: list, finger: dict):
                     "(written by another version of jaxbandit); to start over, pass overwrite=True to "
                     f"jb.sweep or delete {str(path.parent)!r}"
                 )
-            parts = np.split(_resized(stored, sum(sizes)), np.cumsum(sizes)[:-1])
+            # placed here, on the sweep's thread: its JAX settings (jax.enable_x64 is per thread) hold,
+            # where the CPU workers' threads would convert a float64 NumPy leaf to float32
+            parts = [jax.device_put(p) for p in np.split(_resized(stored, sum(sizes)), np.cumsum(sizes)[:-1])]
             split.append(
-                [jax.random.wrap_key_data(jax.device_put(p), impl=jax.random.key_impl(leaf)) for p in parts]
-                if key
-                else parts
+                [jax.random.wrap_key_data(p, impl=jax.random.key_impl(leaf)) for p in parts] if key else parts
             )
         kept = {
             k[len(_KEPT_PREFIX) :]: [_resized(z[k], sum(sizes))]
