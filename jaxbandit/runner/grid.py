@@ -193,9 +193,3 @@ def _build_and_check(make_alg, make_env, point, horizon) -> None:
         jax.make_jaxpr(build)()
     except _NEEDS_CONCRETE:
         build()
-
-
-def describe(factory) -> str:
-    """``module.qualname`` of a factory (of the value of a constant factory): its identity in checkpoints."""
-    target = factory.value if isinstance(factory, _Constant) else factory
-    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(target).__name__)}"
