@@ -14,7 +14,8 @@
   (``jaxbandit.experiments.scaling.run``).
 
 Every ``ValueError`` from bad input, and every argument error, becomes a one-line ``error: ...``
-message and exit status 2.
+message and exit status 2; Ctrl-C (SIGINT), a one-line ``interrupted: ...`` saying how to go on, and
+exit status 130.
 """
 
 from __future__ import annotations
@@ -411,6 +412,19 @@ def main(argv=None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: one line, no traceback
+        print(f"interrupted: {_after_interrupt(args)}", file=sys.stderr)
+        return 130
+
+
+def _after_interrupt(args) -> str:
+    """What a user may do after stopping ``args``' command: only the benchmark checkpoints its sweeps."""
+    if args.command == "bench":
+        return (
+            "every finished chunk is checkpointed; run the same command with --resume to continue from the "
+            "last one"
+        )
+    return "what was written before is intact (every write is atomic); run the command again to redo the rest"
 
 
 if __name__ == "__main__":

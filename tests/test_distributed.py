@@ -64,8 +64,8 @@ def test_eight_devices_equal_one(reference, tmp_path):
 def test_killed_sweep_resumes_to_identical_results(reference, tmp_path):
     """Killed (SIGKILL) right after a chosen checkpoint — mid first algorithm, then again mid second
     algorithm of the resumed job — and resumed, the sweep ends bitwise equal to an uninterrupted one. The
-    last job resumes with a GPU's chunk layout (rounds drawn ahead, runs minor): a checkpoint does not
-    depend on the layout that wrote it."""
+    last job resumes with a GPU's chunk layout (rounds drawn ahead, runs minor) over 3 devices (the streams
+    padded otherwise): a checkpoint does not depend on the layout or the device count that wrote it."""
     ckpt = tmp_path / "ckpt"
     out = tmp_path / "resumed.npz"
     rounds_per_algorithm = 240 // 8  # chunks of 8 rounds, T = 240: 30 saves each
@@ -77,7 +77,7 @@ def test_killed_sweep_resumes_to_identical_results(reference, tmp_path):
         with np.load(ckpt / f"algorithm-{algorithm}.npz") as z:
             assert int(z["next_round"]) == next_round
         assert not out.exists()
-    resumed = run_job(out, "--checkpoint", str(ckpt), "--chunk", "8", "--gpu-layout")
+    resumed = run_job(out, "--checkpoint", str(ckpt), "--chunk", "8", "--gpu-layout", devices=3)
     for field in reference.data:
         np.testing.assert_array_equal(resumed.data[field], reference.data[field])
 

@@ -223,9 +223,7 @@ def test_plot_cli_errors_are_one_line(saved, tmp_path, capsys):
     _one_line_error(capsys, ["plot", str(text)], "FILE=", "not a .npz archive")
     other = tmp_path / "other.npz"
     np.savez(other, x=np.arange(3))
-    _one_line_error(
-        capsys, ["plot", str(other)], "FILE=", "not a jaxbandit sweep result", "cumulative_regret"
-    )
+    _one_line_error(capsys, ["plot", str(other)], "FILE=", "not a jaxbandit result", "holds the arrays ['x']")
     saved.with_suffix(".json").write_text("{ not json")
     _one_line_error(capsys, ["plot", str(saved)], "FILE=", "not a jaxbandit result")
     _one_line_error(capsys, ["plot", str(other), "--out", str(tmp_path / "x.pdf")], "FILE=")

@@ -162,6 +162,178 @@ def test_a_zarr_store_loads_lazily(tmp_path):
             jb.SweepResult.load(tmp_path / f"r{suffix}", lazy=True)
 
 
+# ---- verified stores, foreign and damaged files ----------------------------------------------------
+
+
+def _flip_a_byte(path: Path, at: int | None = None) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2 if at is None else at] ^= 0x10
+    path.write_bytes(bytes(raw))
+
+
+def _flip_in_member(path: Path, member: str) -> None:
+    """Flip the last byte of ``member``'s data in the zip archive ``path`` (not in a header)."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(member)
+    raw = path.read_bytes()
+    name_len, extra_len = np.frombuffer(raw[info.header_offset + 26 : info.header_offset + 30], "<u2")
+    _flip_a_byte(path, info.header_offset + 30 + int(name_len) + int(extra_len) + info.compress_size - 1)
+
+
+def _unlisted(store: Path, key: str) -> None:
+    """Delete ``key`` from the store and from its manifest (a chunk never written, as the manifest says)."""
+    (store / key).unlink()
+    manifest = json.loads((store / "jaxbandit_manifest.json").read_text())
+    del manifest["files"][key]
+    (store / "jaxbandit_manifest.json").write_text(json.dumps(manifest))
+
+
+#: Damage done to a saved store, and what the refusal names.
+DAMAGE = {
+    "a chunk never written": (
+        lambda s: _unlisted(s, "regret/0.0.0.0"),
+        r"the array 'regret' lists 0 of its 1 chunks",
+    ),
+    "the manifest garbled": (
+        lambda s: (s / "jaxbandit_manifest.json").write_text("{"),
+        r"its manifest jaxbandit_manifest.json cannot be read",
+    ),
+    "a chunk deleted": (
+        lambda s: (s / "regret" / "0.0.0.0").unlink(),
+        r"chunk 0\.0\.0\.0 of the array 'regret' is missing",
+    ),
+    "an array deleted": (lambda s: shutil.rmtree(s / "odd"), r"the array 'odd' is missing"),
+    "a byte flipped": (
+        lambda s: _flip_a_byte(s / "count" / "0.0.0.0"),
+        r"chunk 0\.0\.0\.0 of the array 'count' does not match",
+    ),
+    "metadata garbled": (
+        lambda s: (s / ".zattrs").write_text("{not json"),
+        r"the store's metadata \.zattrs does not match",
+    ),
+    "array metadata garbled": (
+        lambda s: (s / "regret" / ".zarray").write_text("{"),
+        r"the metadata \.zarray of the array 'regret' does not match",
+    ),
+    "a chunk added": (
+        lambda s: shutil.copy(s / "C" / "0", s / "C" / "1"),
+        r"it holds C/1, which its manifest does not list",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_store_is_refused_naming_the_array_and_chunk(tmp_path, damage, capsys):
+    """Arrays are written without a fill value: a deleted chunk read back as zeros, a flipped byte as a
+    wrong value. The manifest names what is wrong, on load (lazy too) and in the plot command."""
+    res = a_result()
+    path = res.save(tmp_path / "r.zarr")
+    do, named = DAMAGE[damage]
+    do(path)
+    for lazy in (False, True):
+        with pytest.raises(ValueError, match=rf"^'.*r.zarr' is damaged: {named}.*verify=False"):
+            jb.SweepResult.load(path, lazy=lazy)
+    assert cli.main(["plot", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: FILE=") and "is damaged" in err and err.count("\n") == 1
+    if damage == "a chunk deleted":  # unverified, the loss is silent
+        assert np.all(jb.SweepResult.load(path, verify=False).regret == 0)
+
+
+def test_a_store_without_a_manifest_is_read_only_unverified(tmp_path):
+    res = a_result()
+    res.to_xarray().to_zarr(tmp_path / "by_xarray.zarr", zarr_format=2)
+    path = tmp_path / "by_xarray.zarr"
+    with pytest.raises(ValueError, match=r"has no manifest .*verify=False\) reads it unchecked"):
+        jb.SweepResult.load(path)
+    assert_same(res, jb.SweepResult.load(path, verify=False))
+    xr.Dataset({"x": ("a", np.arange(3.0))}).to_zarr(tmp_path / "foreign.zarr", zarr_format=2)
+    with pytest.raises(ValueError, match=r"'.*foreign.zarr' is not a jaxbandit result .*from_xarray"):
+        jb.SweepResult.load(tmp_path / "foreign.zarr", verify=False)
+
+
+def _pickled(path):
+    import pickle
+
+    path.write_bytes(pickle.dumps({"data/regret": np.zeros(3)}))
+
+
+#: Files at r.npz (and r.json) that are no jaxbandit result, and what the refusal says.
+FOREIGN = {
+    "a foreign npz": (
+        lambda p: np.savez(p, x=np.zeros(3)),
+        r"is not a jaxbandit result: it holds the arrays \['x'\]",
+    ),
+    "a stray key": (None, r"is not a jaxbandit result: it holds the arrays \['extra'\]"),
+    "pickled": (_pickled, r"is damaged or not a jaxbandit result \(.*pickle"),
+    "a .npy": (
+        lambda p: np.save(open(p, "wb"), np.zeros(3)),
+        r"is damaged or not a jaxbandit result \(.*not a .npz",
+    ),
+    "truncated": (
+        lambda p: p.write_bytes(p.read_bytes()[:300]),
+        r"is damaged or not a jaxbandit result \(BadZipFile",
+    ),
+    "a byte flipped": (
+        lambda p: _flip_in_member(p, "data/regret.npy"),
+        r"is damaged or not a jaxbandit result \(BadZipFile: Bad CRC-32",
+    ),
+    "its json missing": (
+        lambda p: p.with_suffix(".json").unlink(),
+        r"is incomplete: r.json \(its dims and meta\) is missing",
+    ),
+    "its json garbled": (
+        lambda p: p.with_suffix(".json").write_text("{"),
+        r"is damaged or not a jaxbandit",
+    ),
+    "its json without dims": (
+        lambda p: p.with_suffix(".json").write_text("{}"),
+        r"is not a jaxbandit result's metadata: it has no list of dims",
+    ),
+    "other dims": (
+        lambda p: p.with_suffix(".json").write_text(
+            json.dumps({**json.loads(p.with_suffix(".json").read_text()), "dims": ["seed", "round"]})
+        ),
+        r"is not a jaxbandit result: its arrays' shapes \[\(2, 2, 3, 4\)\] and coordinates do not fit",
+    ),
+}
+
+
+def test_a_save_stopped_between_its_npz_and_json_is_refused(tmp_path, monkeypatch):
+    """The .npz is written first, then the .json: a save stopped between them left the new arrays with
+    the old dims and meta. The pair carries one id."""
+    path = a_result().save(tmp_path / "r.npz")
+    monkeypatch.setattr(results, "atomic_write_json", lambda *a: (_ for _ in ()).throw(OSError("killed")))
+    with pytest.raises(OSError, match="killed"):
+        _changed(a_result()).save(path)
+    monkeypatch.undo()
+    with pytest.raises(
+        ValueError, match=r"'.*r.npz' and r.json are not from one save .*save the result again"
+    ):
+        jb.SweepResult.load(path)
+
+
+@pytest.mark.parametrize("kind", list(FOREIGN))
+def test_a_foreign_or_damaged_npz_is_refused_naming_the_file(tmp_path, kind, capsys):
+    """A foreign .npz loaded as an empty result with dims (); one with a stray key failed later with a
+    KeyError."""
+    path = tmp_path / "r.npz"
+    a_result().save(path)
+    make, said = FOREIGN[kind]
+    if make is None:
+        with np.load(path) as z:
+            np.savez(path, extra=np.zeros(2), **{k: z[k] for k in z.files})
+    else:
+        make(path)
+    with pytest.raises(ValueError, match=rf"^'.*r\.(npz|json)' {said}") as err:
+        jb.SweepResult.load(path)
+    assert "\n" not in str(err.value)
+    assert cli.main(["plot", str(path)]) == 2
+    assert "error: FILE=" in capsys.readouterr().err
+
+
 # ---- atomic writes ---------------------------------------------------------------------------------
 
 
@@ -383,41 +555,78 @@ def test_each_chunk_starts_before_the_one_before_it_is_collected(in_memory, tmp_
     ]
 
 
+def checkpoint_files(ckpt: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(ckpt.iterdir())}
+
+
 def test_a_checkpoint_resumes_only_into_its_own_store(in_memory, tmp_path, monkeypatch):
-    """Checkpoints name the store they were written with: with the store deleted (or replaced by a run
-    without checkpoint), the sweep starts over instead of leaving the earlier rounds unwritten."""
+    """Checkpoints name the store they were written with: with the store deleted, or replaced by a run
+    without checkpoint, the earlier rounds are not in the store, so resuming is refused before anything
+    is written (the checkpoint untouched); overwrite=True starts over."""
     out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
     streamed(out, checkpoint=ckpt)
+    before = checkpoint_files(ckpt)
     real_save, saves = checkpoint_lib.save, []
     monkeypatch.setattr(checkpoint_lib, "save", lambda path, **kw: (saves.append(1), real_save(path, **kw)))
     for replace in (lambda: shutil.rmtree(out), lambda: streamed(out)):
         replace()
-        saves.clear()
-        assert_same(in_memory, streamed(out, checkpoint=ckpt))
-        assert len(saves) == 3  # every chunk of both algorithms (in lockstep: one program) ran
+        store = sorted(p.name for p in tmp_path.iterdir())
+        with pytest.raises(
+            ValueError,
+            match=r"^checkpoint='.*ckpt' holds algorithms-0-1.npz, written by another sweep: the out= store "
+            r"\(not the one the checkpoint was written with\) differs; to start over, pass overwrite=True",
+        ):
+            streamed(out, checkpoint=ckpt)
+        assert checkpoint_files(ckpt) == before and sorted(p.name for p in tmp_path.iterdir()) == store
+    saves.clear()
+    assert_same(in_memory, streamed(out, checkpoint=ckpt, overwrite=True))
+    assert len(saves) == 3  # every chunk of both algorithms (in lockstep: one program) ran
     saves.clear()
     assert_same(in_memory, streamed(out, checkpoint=ckpt))  # its own store: nothing left to run
     assert saves == []
 
 
-def test_a_checkpoint_in_another_layout_is_not_resumed(tmp_path):
-    """A carry whose leaves' shapes or dtypes differ from the template's (state written by a library
-    version that laid an algorithm's history out otherwise) is not loaded: the sweep would otherwise
-    recompile for the stored shapes and run on misread state."""
+def test_a_checkpoint_resumes_at_any_padding_and_refuses_another_layout(tmp_path):
+    """The groups' carries are saved as one batch of streams and loaded into any number of groups of any
+    size (another device or worker count pads the streams otherwise: padding streams copy the last one).
+    A carry whose leaves' shapes or dtypes differ from the template's (state written by a library
+    version that laid an algorithm's history out otherwise) is refused, not misread."""
     import jax
     import jax.numpy as jnp
 
-    carry = {"key": jax.random.key(3), "hist": jnp.arange(15.0, dtype=jnp.float32).reshape(3, 5)}
+    def carry(rows):
+        keys = jax.random.split(jax.random.key(3), 3)[np.asarray(rows)]
+        return {"key": keys, "hist": jnp.arange(15.0, dtype=jnp.float32).reshape(3, 5)[np.asarray(rows)]}
+
+    written = [carry([0, 1]), carry([2, 2])]  # 3 streams padded to 4, in two groups
     path = tmp_path / "c.npz"
-    arrays = checkpoint_lib.gather(carry, np.asarray)
-    checkpoint_lib.save(path, carry_arrays=arrays, kept={}, next_round=7, finger="f")
-    loaded, _, next_round = checkpoint_lib.load(path, template=carry, finger="f")
-    assert next_round == 7
-    np.testing.assert_array_equal(loaded["hist"], np.asarray(carry["hist"]))
-    np.testing.assert_array_equal(jax.random.key_data(loaded["key"]), jax.random.key_data(carry["key"]))
-    for other in ({**carry, "hist": carry["hist"].T}, {**carry, "hist": carry["hist"].astype(jnp.int32)}):
-        assert checkpoint_lib.load(path, template=other, finger="f") is None
-    assert checkpoint_lib.load(path, template=carry, finger="g") is None
+    finger = {"grid": "g", "code": "c"}
+    arrays = checkpoint_lib.gather(written, np.asarray)
+    checkpoint_lib.save(
+        path, carry_arrays=arrays, kept={"x": [np.arange(8.0).reshape(4, 2)]}, next_round=7, finger=finger
+    )
+    for rows in ([[0, 1, 2]], [[0, 1], [2, 2], [2, 2]]):  # one group; three of two streams each
+        template = [carry(r) for r in rows]
+        loaded, kept, next_round = checkpoint_lib.load(path, template=template, finger=finger)
+        assert next_round == 7 and len(loaded) == len(rows)
+        for got, want in zip(loaded, template):
+            np.testing.assert_array_equal(got["hist"], np.asarray(want["hist"]))
+            np.testing.assert_array_equal(jax.random.key_data(got["key"]), jax.random.key_data(want["key"]))
+        expected = np.concatenate([np.arange(8.0).reshape(4, 2), np.tile([[6.0, 7.0]], (2, 1))])
+        np.testing.assert_array_equal(kept["x"][0], expected[: sum(len(r) for r in rows)])
+    other_layouts = (
+        [{**carry([0, 1, 2]), "hist": jnp.zeros((3, 4), jnp.float32)}],
+        [{**carry([0, 1, 2]), "hist": carry([0, 1, 2])["hist"].astype(jnp.int32)}],
+    )
+    before = path.read_bytes()
+    for other in other_layouts:
+        with pytest.raises(ValueError, match=r"holds c.npz, whose state is laid out otherwise"):
+            checkpoint_lib.load(path, template=other, finger=finger)
+    with pytest.raises(
+        ValueError, match=r"holds c.npz, written by another sweep: the code \(what the factories"
+    ):
+        checkpoint_lib.load(path, template=[carry([0, 1, 2])], finger={**finger, "code": "d"})
+    assert path.read_bytes() == before
 
 
 def test_irregular_kept_rounds_land_in_their_regions(tmp_path):
@@ -507,11 +716,13 @@ def test_plot_cli_reads_nc_and_zarr(tmp_path, suffix, capsys):
 
 
 def test_plot_cli_refuses_an_incomplete_store(tmp_path, capsys):
+    """As a stopped jb.sweep(out=...) leaves it: marked incomplete, and no manifest yet."""
     path = a_result().save(tmp_path / "sweep.zarr")
     with xr.open_zarr(path) as ds:
         attrs = dict(ds.attrs)
     import zarr
 
+    (path / "jaxbandit_manifest.json").unlink()
     zarr.open_group(str(path), mode="r+").attrs.update({**attrs, "jaxbandit_complete": False})
     zarr.consolidate_metadata(str(path))
     assert cli.main(["plot", str(path)]) == 2

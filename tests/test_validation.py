@@ -319,9 +319,32 @@ CASES = [
     ("simulate key bool", lambda: sim(key=True), ["key=True", "int seed"]),
     ("simulate key float", lambda: sim(key=1.5), ["key=1.5", "int seed"]),
     ("simulate revealed nu", lambda: sim(alg=cr(nu="revealed")), ["nu='revealed'", "eps="]),
+    ("simulate dims differ", lambda: sim(alg=oful(dim=5)), ["algorithm dim=5", f"environment dim={D}"]),
+    (
+        "simulate horizon > algorithm's",
+        lambda: sim(alg=oful(horizon=T - 10)),
+        [f"horizon={T}", f"built for horizon={T - 10}", f"[1, {T - 10}]"],
+    ),
     # --- sweep: the whole grid before tracing ---
     ("sweep bad point", lambda: sweep({"C": [0.0, 5.0, -1.0]}), ["C=-1", "corruption=-1.0", "[0, inf)"]),
     ("sweep nan", lambda: sweep({"C": [0.0, NAN]}), ["grid['C']", "NaN"]),
+    ("sweep grid value twice", lambda: sweep({"C": [0.0, 5.0, 0.0]}), ["grid['C']", "value 0.0 2 times"]),
+    ("sweep grid values equal in float32", lambda: sweep({"C": [1.0, 1.0 + 1e-9]}), ["grid['C']", "float32"]),
+    (
+        "sweep seed twice",
+        lambda: sweep({"C": [1.0]}, seeds=[3, 3]),
+        ["seeds=[3, 3]", "seed 3 is given 2 times"],
+    ),
+    (
+        "sweep dims differ",
+        lambda: sweep({"C": [1.0]}, make_alg=lambda p: cr(dim=5, corruption=p["C"])),
+        ["C=1", "algorithm dim=5", f"environment dim={D}"],
+    ),
+    (
+        "sweep horizon > algorithm's",
+        lambda: sweep({"C": [1.0]}, horizon=T + 5),
+        [f"horizon={T + 5}", f"for horizon={T}"],
+    ),
     ("sweep str", lambda: sweep({"C": ["a"]}), ["grid['C']", "numbers"]),
     ("sweep 2-D", lambda: sweep({"C": [[1.0, 2.0]]}), ["grid['C']", "1-D"]),
     ("sweep empty", lambda: sweep({"C": []}), ["grid['C']", "non-empty"]),

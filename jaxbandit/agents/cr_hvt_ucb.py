@@ -269,7 +269,9 @@ def cr_hvt_ucb(
         theta = keep_finite(theta, state.theta)
         return CRHvtUCBState(V_inv=V_inv, theta=theta, beta=radius(t).astype(state.beta.dtype), t=t)
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=uses_revealed)
+    return Algorithm(
+        init=init, select=select, update=update, dim=dim, horizon=horizon, uses_revealed_nu=uses_revealed
+    )
 
 
 def hvt_ucb(horizon: int, dim: int, *, eps: ArrayLike, nu: ArrayLike | str, **kwargs) -> Algorithm:

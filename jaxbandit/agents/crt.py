@@ -125,7 +125,9 @@ def crt(
             t=t,
         )
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
+    return Algorithm(
+        init=init, select=select, update=update, dim=dim, horizon=horizon, uses_revealed_nu=False
+    )
 
 
 registry.register(

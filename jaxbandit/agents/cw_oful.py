@@ -148,7 +148,9 @@ def cw_oful(
             t=state.t + 1,
         )
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
+    return Algorithm(
+        init=init, select=select, update=update, dim=dim, horizon=horizon, uses_revealed_nu=False
+    )
 
 
 def _theory(p: registry.Problem) -> dict:

@@ -378,7 +378,9 @@ def gadaoful(
             t=state.t + 1,
         )
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=revealed)
+    return Algorithm(
+        init=init, select=select, update=update, dim=dim, horizon=horizon, uses_revealed_nu=revealed
+    )
 
 
 def _theory(p: registry.Problem) -> dict:

@@ -258,7 +258,9 @@ def heavy_oful(
             t=t,
         )
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=revealed)
+    return Algorithm(
+        init=init, select=select, update=update, dim=dim, horizon=horizon, uses_revealed_nu=revealed
+    )
 
 
 registry.register(

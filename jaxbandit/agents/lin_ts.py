@@ -146,7 +146,15 @@ def lin_ts(
         b = keep_finite(state.b + clamp_reward(reward, dtype) * x, state.b)
         return LinTSState(V_inv=V_inv, b=b, t=state.t + 1)
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False, randomized=True)
+    return Algorithm(
+        init=init,
+        select=select,
+        update=update,
+        dim=dim,
+        horizon=horizon,
+        uses_revealed_nu=False,
+        randomized=True,
+    )
 
 
 def _theory(p: registry.Problem) -> dict:

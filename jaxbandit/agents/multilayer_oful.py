@@ -162,7 +162,15 @@ def multilayer_oful(
             t=state.t + 1,
         )
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False, randomized=True)
+    return Algorithm(
+        init=init,
+        select=select,
+        update=update,
+        dim=dim,
+        horizon=horizon,
+        uses_revealed_nu=False,
+        randomized=True,
+    )
 
 
 registry.register(

@@ -117,7 +117,9 @@ def oful(
             t=state.t + 1,
         )
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
+    return Algorithm(
+        init=init, select=select, update=update, dim=dim, horizon=horizon, uses_revealed_nu=False
+    )
 
 
 registry.register(

@@ -144,7 +144,9 @@ def omd_glb(
         theta = project_ball_in_metric(theta_prime, H_tilde_inv, S_, newton_iters)  # (28b)
         return OMDGLBState(theta=keep_finite(theta, state.theta), H_inv=H_inv, t=state.t + 1)
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
+    return Algorithm(
+        init=init, select=select, update=update, dim=dim, horizon=horizon, uses_revealed_nu=False
+    )
 
 
 registry.register(

@@ -142,7 +142,9 @@ def tofu(
         R, u = whitened_truncated_sum(V_inv, hist, threshold)
         return TOFUState(V_inv=V_inv, theta=matvec(R, u), hist=hist)
 
-    return Algorithm(init=init, select=select, update=update, uses_revealed_nu=False)
+    return Algorithm(
+        init=init, select=select, update=update, dim=dim, horizon=horizon, uses_revealed_nu=False
+    )
 
 
 registry.register(

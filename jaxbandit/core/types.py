@@ -66,6 +66,9 @@ class Algorithm(NamedTuple):
       (Thompson sampling); the runner then passes fresh keys each round. Algorithms written against the
       first contract, ``Algorithm(init, select(state, contexts), update(state, x, reward, nu))``, are
       the default and keep working unchanged.
+    - ``dim``, ``horizon``: the d and T it was built for (static; None: not declared), so that a runner
+      refuses an environment of another dimension or a run longer than T (its constants and buffers are
+      sized by T) before anything is traced.
     """
 
     init: Callable[[], State]
@@ -73,6 +76,8 @@ class Algorithm(NamedTuple):
     update: Callable[..., State]
     uses_revealed_nu: bool = False
     randomized: bool = False
+    dim: int | None = None
+    horizon: int | None = None
 
 
 def select_action(alg: Algorithm, state: State, contexts: Array, key: PRNGKey) -> Array:

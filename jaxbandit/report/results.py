@@ -11,16 +11,24 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import importlib
+import io
 import json
 import os
+import re
+import secrets
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ..runner import lock
+from . import manifest
+
+#: The member of a saved ``.npz`` holding the id its ``.json`` holds too (``"save"``).
+_SAVE_ID = "jaxbandit/save"
 
 #: The formats :meth:`SweepResult.save` and :meth:`SweepResult.load` choose by suffix (anything else
 #: is ``.npz``).
@@ -43,20 +51,23 @@ def atomic_write_bytes(path, write) -> None:
 @contextlib.contextmanager
 def atomic_path(path) -> Iterator[Path]:
     """Yield a temporary file name next to ``path``; once the block has written it, ``fsync`` it and
-    move it onto ``path``. If the block raises, the temporary file is removed and ``path`` is untouched."""
+    move it onto ``path``. If the block raises, the temporary file is removed and ``path`` is untouched.
+    The file gets the mode any new file gets (0o666 less the umask); ``path``'s lock is held meanwhile
+    (:func:`writing`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        yield tmp
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with writing(path):
+        tmp = _fresh(
+            path, ".tmp", lambda name: os.close(os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+        )
+        try:
+            yield tmp
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 @contextlib.contextmanager
@@ -64,38 +75,80 @@ def atomic_directory(path) -> Iterator[Path]:
     """Yield an empty temporary directory next to ``path``; once the block has filled it, ``fsync`` its
     files and put it in place of ``path`` (which may exist: it is swapped out, then removed). On Linux
     the swap is one ``renameat2(RENAME_EXCHANGE)``; elsewhere the old one is renamed aside first and put
-    back if the new one cannot be moved in. If the block raises, ``path`` is untouched."""
+    back if the new one cannot be moved in. If the block raises, ``path`` is untouched. The directory
+    gets the mode any new directory gets (0o777 less the umask); ``path``'s lock is held meanwhile."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"))
-    try:
-        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp's is 0o700; a store gets a directory's usual mode
-        yield tmp
-        _fsync_tree(tmp)
-        if not (path.exists() or path.is_symlink()):
-            os.rename(tmp, path)
-        elif _exchange(tmp, path):  # tmp now holds the old version
-            _remove(tmp)
-        else:
-            old = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}.", suffix=".old"))
-            os.rmdir(old)
-            os.rename(path, old)
-            try:
+    with writing(path):
+        tmp = _fresh(path, ".tmp", lambda name: os.mkdir(name, 0o777))
+        try:
+            yield tmp
+            _fsync_tree(tmp)
+            if not (path.exists() or path.is_symlink()):
                 os.rename(tmp, path)
-            except BaseException:
-                os.rename(old, path)
-                raise
-            _remove(old)
-        _fsync_dir(path.parent)
-    except BaseException:
-        _remove(tmp)
-        raise
+            elif _exchange(tmp, path):  # tmp now holds the old version
+                _remove(tmp)
+            else:
+                old = _fresh(path, ".old", lambda name: None)
+                os.rename(path, old)
+                try:
+                    os.rename(tmp, path)
+                except BaseException:
+                    os.rename(old, path)
+                    raise
+                _remove(old)
+            _fsync_dir(path.parent)
+        except BaseException:
+            _remove(tmp)
+            raise
 
 
-def _umask() -> int:
-    mask = os.umask(0o22)
-    os.umask(mask)
-    return mask
+@contextlib.contextmanager
+def writing(path, *, what: str = "") -> Iterator[None]:
+    """Hold ``path``'s lock (:mod:`jaxbandit.runner.lock`; ``ValueError`` naming the holder if another
+    writer has it) for the block, having removed what a writer of ``path`` killed midway left beside it
+    (:func:`remove_leftovers`)."""
+    with lock.holding(path, what=what, on_acquire=remove_leftovers):
+        yield
+
+
+#: The temporary names the atomic writes use beside their target ``NAME``: ``.NAME.<8 characters>.tmp``
+#: (the new version being written) and ``.NAME.<8 characters>.old`` (the previous one, set aside).
+_LEFTOVER = r"\.{name}\.[A-Za-z0-9_]{{8}}\.(tmp|old)"
+
+
+def _fresh(path: Path, suffix: str, create) -> Path:
+    """A new name ``.NAME.<8 random characters><suffix>`` beside ``path``, taken by ``create(name)``
+    (raising ``FileExistsError`` if it exists). Not ``tempfile``'s, which creates files 0o600 and
+    directories 0o700 whatever the umask: the kernel applies it here as to any new file."""
+    while True:
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}{suffix}"
+        try:
+            create(tmp)
+        except FileExistsError:
+            continue
+        return tmp
+
+
+def remove_leftovers(path) -> None:
+    """Remove the temporary files and directories a killed atomic write of ``path`` left beside it; if
+    ``path`` is gone and its previous version was set aside (a writer killed while swapping a directory
+    without ``renameat2``), put that back. Call it holding ``path``'s lock, when no writer of it runs."""
+    path = Path(path)
+    pattern = re.compile(_LEFTOVER.format(name=re.escape(path.name)))
+    try:
+        names = sorted(os.listdir(path.parent))
+    except FileNotFoundError:
+        return
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match is None:
+            continue
+        leftover = path.parent / name
+        if match.group(1) == "old" and not (path.exists() or path.is_symlink()):
+            os.rename(leftover, path)
+        else:
+            _remove(leftover)
 
 
 def _remove(path: Path) -> None:
@@ -159,10 +212,20 @@ def result_format(path) -> str:
 
 
 def write_netcdf(ds, path) -> Path:
-    """Write the Dataset ``ds`` to ``path`` as netCDF4 (h5netcdf), atomically and without fill values
-    (NaN, ±inf and −0.0 round-trip bit for bit); returns the path."""
-    with atomic_path(path) as tmp:
-        ds.to_netcdf(tmp, engine="h5netcdf", encoding=no_fill_encoding(ds))
+    """Write the Dataset ``ds`` to ``path`` as netCDF4 (h5netcdf), atomically, without fill values (NaN,
+    ±inf and −0.0 round-trip bit for bit) and with a Fletcher-32 checksum on every numeric variable (a
+    damaged byte is an error on reading, not a wrong value); returns the path.
+
+    The file is built in memory, then written by Python's file IO: a failing disk (ENOSPC) is an
+    ``OSError`` that leaves the previous file, where HDF5 writing the file itself crashed the
+    interpreter after such an error (h5py 3.16, in its close)."""
+    encoding = no_fill_encoding(ds)
+    for name, variable in ds.variables.items():
+        if variable.dtype.kind in "biufc" and variable.size:  # HDF5 filters need chunked, typed data
+            encoding[name]["fletcher32"] = True
+    buffer = io.BytesIO()
+    ds.to_netcdf(buffer, engine="h5netcdf", encoding=encoding)
+    atomic_write_bytes(path, lambda f: f.write(buffer.getbuffer()))
     return Path(path)
 
 
@@ -365,8 +428,13 @@ class SweepResult:
             path = path.with_suffix(".npz")
             arrays = {f"data/{k}": np.asarray(v) for k, v in self.data.items()}
             arrays.update({f"coords/{k}": np.asarray(v) for k, v in self.coords.items()})
-            atomic_savez(path, **arrays)
-            atomic_write_json(path.with_suffix(".json"), {"dims": list(self.dims), "meta": self.meta})
+            # the pair carries one id: a save stopped between its two files leaves a pair that is refused
+            save_id = secrets.token_hex(8)
+            arrays[_SAVE_ID] = np.asarray(save_id)
+            with writing(path):  # the pair from one writer
+                atomic_savez(path, **arrays)
+                info = {"dims": list(self.dims), "meta": self.meta, "save": save_id}
+                atomic_write_json(path.with_suffix(".json"), info)
             return path
         if fmt == ".nc":
             require("h5py", "h5netcdf", "xarray", what="SweepResult.save to .nc")
@@ -375,18 +443,31 @@ class SweepResult:
         ds = self.to_xarray()
         ds.attrs[COMPLETE_ATTR] = True
         with atomic_directory(path) as tmp:
-            ds.to_zarr(tmp, mode="w", encoding=no_fill_encoding(ds), **zarr_format_kwargs(zarr))
+            ds.to_zarr(
+                tmp,
+                mode="w",
+                encoding=no_fill_encoding(ds),
+                write_empty_chunks=True,
+                **zarr_format_kwargs(zarr),
+            )
+            write_manifest(tmp)
         return path
 
     @classmethod
-    def load(cls, path, *, lazy: bool = False) -> SweepResult:
+    def load(cls, path, *, lazy: bool = False, verify: bool = True) -> SweepResult:
         """Read a result written by :meth:`save` (or streamed by ``jb.sweep(..., out=...)``), in the
         format its suffix names (``.npz`` read with ``allow_pickle=False``; a ``.json`` or missing suffix
         reads the ``.npz`` beside it).
 
         ``lazy=True`` (``.zarr`` only): the arrays are :class:`LazyArray` read from the store on access,
-        so that a result larger than memory can be opened. Raises ``ValueError`` for a store that
-        ``jb.sweep`` has not finished writing.
+        so that a result larger than memory can be opened. ``verify`` (``.zarr``): check every file of
+        the store against its manifest first (:mod:`jaxbandit.report.manifest`: it reads the whole
+        store once; ``verify=False`` skips that). ``.npz`` members and ``.nc`` variables carry their own
+        checksums (zip's CRC-32, HDF5's Fletcher-32), checked as they are read.
+
+        Raises ``ValueError`` naming the file for anything that is not a complete jaxbandit result: a
+        foreign or damaged file, a store with a missing or damaged chunk, a store that ``jb.sweep`` has
+        not finished writing.
         """
         path = Path(path)
         fmt = result_format(path)
@@ -396,27 +477,80 @@ class SweepResult:
                 "use lazy=False for .npz and .nc"
             )
         if fmt == ".npz":
-            path = path.with_suffix(".npz")
-            with np.load(path, allow_pickle=False) as z:
-                data = {k[5:]: z[k] for k in z.files if k.startswith("data/")}
-                coords = {k[7:]: z[k] for k in z.files if k.startswith("coords/")}
-            meta_path = path.with_suffix(".json")
-            info = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-            dims = tuple(info.get("dims", coords))
-            return cls(dims, {d: coords[d] for d in dims if d in coords}, data, info.get("meta", {}))
+            return cls._load_npz(path.with_suffix(".npz"))
         if not path.exists():
             raise FileNotFoundError(f"{path} does not exist")
         if fmt == ".nc":
             xr = require("h5py", "h5netcdf", "xarray", what="SweepResult.load of .nc")
-            with xr.open_dataset(path, engine="h5netcdf", cache=False) as ds:
-                _check_complete(ds, path)
-                return cls.from_xarray(ds.load())
+            with _reading(path), xr.open_dataset(path, engine="h5netcdf", cache=False) as ds:
+                ds = ds.load()
+            _check_ours(ds, path)
+            return cls.from_xarray(ds)
         xr = require("zarr", "xarray", what="SweepResult.load of .zarr")
-        ds = xr.open_dataset(path, engine="zarr", chunks=None, cache=False, consolidated=None)
-        _check_complete(ds, path)
+        found = manifest.read(path) if verify else None
+        if found is not None:
+            manifest.verify(path, found)
+        with _reading(path):
+            ds = xr.open_dataset(path, engine="zarr", chunks=None, cache=False, consolidated=None)
+        _check_ours(ds, path)
+        if verify and found is None:
+            raise ValueError(
+                f"{str(path)!r} has no manifest ({manifest.NAME}), so it cannot be verified: it was written "
+                "by an older jaxbandit or by another program; SweepResult.load(..., verify=False) reads "
+                "it unchecked"
+            )
         if lazy:
             return cls._from_dataset(ds, lambda name: LazyArray(ds[name].variable, path, name))
-        return cls.from_xarray(ds.load())
+        with _reading(path):
+            return cls.from_xarray(ds.load())
+
+    @classmethod
+    def _load_npz(cls, path: Path) -> SweepResult:
+        """A result saved as ``.npz`` + ``.json``; ``ValueError`` for anything else."""
+        with _reading(path):
+            z = np.load(path, allow_pickle=False)
+            if not isinstance(z, np.lib.npyio.NpzFile):
+                raise ValueError("a .npy array, not a .npz archive")
+            with z:
+                arrays = {k: z[k] for k in z.files}
+        meta_path = path.with_suffix(".json")
+        fix = "give a result written by SweepResult.save (a .npz with the .json beside it)"
+        save_id = arrays.pop(_SAVE_ID, None)
+        stray = [k for k in arrays if not k.startswith(("data/", "coords/"))]
+        data = {k[5:]: v for k, v in arrays.items() if k.startswith("data/")}
+        if stray or not data:
+            held = f"the arrays {sorted(stray)}" if stray else "no data/ arrays"
+            raise ValueError(f"{str(path)!r} is not a jaxbandit result: it holds {held}; {fix}")
+        if not meta_path.is_file():
+            raise ValueError(
+                f"{str(path)!r} is incomplete: {meta_path.name} (its dims and meta) is missing; {fix}"
+            )
+        with _reading(meta_path):
+            info = json.loads(meta_path.read_text())
+        dims = info.get("dims") if isinstance(info, dict) else None
+        if not (isinstance(dims, list) and all(isinstance(d, str) for d in dims)):
+            raise ValueError(
+                f"{str(meta_path)!r} is not a jaxbandit result's metadata: it has no list of dims; {fix}"
+            )
+        if (save_id is not None or "save" in info) and str(save_id) != str(info.get("save")):
+            raise ValueError(
+                f"{str(path)!r} and {meta_path.name} are not from one save (a save was stopped between "
+                "writing them, or one was replaced); save the result again"
+            )
+        coords = {k[7:]: v for k, v in arrays.items() if k.startswith("coords/")}
+        shapes = {np.shape(v) for v in data.values()}
+        shape = next(iter(shapes))
+        bad = (
+            len(shapes) > 1
+            or len(shape) != len(dims)
+            or any(d not in dims or np.shape(v) != (shape[dims.index(d)],) for d, v in coords.items())
+        )
+        if bad:
+            raise ValueError(
+                f"{str(path)!r} is not a jaxbandit result: its arrays' shapes {sorted(shapes)} and "
+                f"coordinates do not fit the dims {dims} of {meta_path.name}; {fix}"
+            )
+        return cls(tuple(dims), {d: coords[d] for d in dims if d in coords}, data, info.get("meta", {}))
 
 
 #: The widest line of ``repr(SweepResult)``; a longer one ends in "...".
@@ -451,12 +585,40 @@ def _abridged(values: np.ndarray, edge: int = 3) -> str:
     return " ".join([*map(short, flat[:edge]), "...", *map(short, flat[-edge:])])
 
 
-def _check_complete(ds, path: Path) -> None:
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """Whatever a reader of ``path`` raises for a damaged or foreign file (zipfile, numpy, json, h5py,
+    zarr and numcodecs each raise their own kinds) as one ``ValueError`` naming it; a missing file stays
+    a ``FileNotFoundError``."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise
+    except Exception as err:  # the readers' kinds: BadZipFile, EOFError, OSError, KeyError, RuntimeError, ...
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ValueError(
+            f"{str(path)!r} is damaged or not a jaxbandit result ({type(err).__name__}: {reason}); write it "
+            "again with SweepResult.save or jb.sweep"
+        ) from None
+
+
+def _check_ours(ds, path: Path) -> None:
+    """``ValueError`` unless the Dataset read from ``path`` is a complete jaxbandit result."""
+    if META_ATTR not in ds.attrs and DTYPES_ATTR not in ds.attrs:
+        raise ValueError(
+            f"{str(path)!r} is not a jaxbandit result (it has no {META_ATTR!r} attribute); open it with "
+            "xarray and make one with SweepResult.from_xarray"
+        )
     if COMPLETE_ATTR in ds.attrs and not bool(ds.attrs[COMPLETE_ATTR]):
         raise ValueError(
             f"{str(path)!r} is an incomplete result: the jb.sweep(out=...) writing it has not finished "
             "(or was stopped); run the same sweep again with the same checkpoint= to complete it"
         )
+
+
+def write_manifest(store) -> None:
+    """Write the manifest of the complete zarr store ``store`` into it (:mod:`jaxbandit.report.manifest`)."""
+    atomic_write_json(Path(store) / manifest.NAME, manifest.make(Path(store)))
 
 
 def no_fill_encoding(ds) -> dict:

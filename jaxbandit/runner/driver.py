@@ -28,10 +28,10 @@ from .program import Statics, init_streams, run_chunk
 Array = jax.Array
 
 
-def open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept):
+def open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept, overwrite=False):
     """``(writer, store id)``, before anything runs: every process checks ``path``, process 0 creates or
     reopens the store (the others' writer is None) and they all read its id."""
-    store_lib.check_existing(path, finger)
+    store_lib.check_existing(path, finger, overwrite=overwrite)
     multi = jax.process_count() > 1
     if multi:
         from jax.experimental import multihost_utils
@@ -48,6 +48,7 @@ def open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept):
             finger=finger,
             resume=resume,
             round_chunk=int(per_chunk),
+            overwrite=overwrite,
         )
     if multi:
         multihost_utils.sync_global_devices("jaxbandit.sweep out opened")
@@ -78,7 +79,7 @@ def finish_store(writer, path) -> SweepResult:
         from jax.experimental import multihost_utils
 
         multihost_utils.sync_global_devices("jaxbandit.sweep out")
-    return SweepResult.load(path, lazy=True)
+    return SweepResult.load(path, lazy=True, verify=False)  # its manifest was made from it just now
 
 
 def run_algorithms(

@@ -48,7 +48,8 @@ class _Constant:
 
 
 def grid_arrays(grid: Mapping[str, Sequence[float]] | None) -> tuple[tuple[str, ...], tuple[np.ndarray, ...]]:
-    """The grid's names and its axes as 1-D arrays, checked (names, non-empty, no NaN, no overflow)."""
+    """The grid's names and its axes as 1-D arrays, checked (names, non-empty, no NaN, no overflow, no
+    value twice)."""
     if grid is None:
         return (), ()
     if not isinstance(grid, Mapping):
@@ -71,6 +72,15 @@ def grid_arrays(grid: Mapping[str, Sequence[float]] | None) -> tuple[tuple[str, 
                 f"grid[{name!r}] contains {arr[overflow][0]!r}, which overflows "
                 f"{np.dtype(float_dtype()).name} (the dtype the runs use): use inf or a "
                 "smaller number"
+            )
+        # as the runs see them: values apart in float64 may be one float32 value
+        seen, counts = np.unique(arr.astype(float_dtype()), return_counts=True)
+        if np.any(counts > 1):
+            twice, times = seen[counts > 1][0].item(), counts[counts > 1][0]
+            raise ValueError(
+                f"grid[{name!r}] holds the value {twice!r} {times} times (in {np.dtype(float_dtype()).name}, "
+                "the dtype the runs use): every value of an axis must differ, or its runs are repeated and "
+                "selecting it picks one"
             )
         names.append(name)
         axes.append(arr)
@@ -189,9 +199,3 @@ def _build_and_check(make_alg, make_env, point, horizon) -> None:
         jax.make_jaxpr(build)()
     except _NEEDS_CONCRETE:
         build()
-
-
-def describe(factory) -> str:
-    """``module.qualname`` of a factory (of the value of a constant factory): its identity in checkpoints."""
-    target = factory.value if isinstance(factory, _Constant) else factory
-    return f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', type(target).__name__)}"

@@ -80,6 +80,13 @@ def seed_ids(seeds) -> np.ndarray:
     ids = np.arange(V.check_int("seeds", seeds)) if np.ndim(seeds) == 0 else np.asarray(seeds)
     if ids.ndim != 1 or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer) or np.any(ids < 0):
         raise ValueError(f"seeds={seeds!r} is invalid: give a count >= 1 or non-negative integer seeds")
+    seen, counts = np.unique(ids, return_counts=True)
+    if np.any(counts > 1):
+        twice, times = seen[counts > 1][0], counts[counts > 1][0]
+        raise ValueError(
+            f"seeds={seeds!r} is invalid: seed {twice} is given {times} times (its runs would be identical "
+            "copies); give distinct seeds"
+        )
     return ids
 
 

@@ -71,10 +71,21 @@ def check_pair(alg: Algorithm, env: Environment, horizon) -> int:
     if not isinstance(env, Environment):
         raise ValueError(f"env={env!r} is invalid: it must be a jb.Environment (e.g. jb.envs.linear(...))")
     horizon = V.check_int("horizon", horizon)
+    if alg.dim is not None and alg.dim != env.dim:
+        raise ValueError(
+            f"the algorithm and the environment disagree on the dimension: algorithm dim={alg.dim}, "
+            f"environment dim={env.dim}; build both with the same dim"
+        )
     if env.horizon is not None and horizon > env.horizon:
         raise ValueError(
             f"horizon={horizon} is invalid: the environment holds only {env.horizon} rounds "
             f"(valid range [1, {env.horizon}])"
+        )
+    if alg.horizon is not None and horizon > alg.horizon:
+        raise ValueError(
+            f"horizon={horizon} is invalid: the algorithm was built for horizon={alg.horizon} (its "
+            f"constants and buffers are sized by it; valid range [1, {alg.horizon}]); build it with "
+            f"horizon >= {horizon}"
         )
     if alg.uses_revealed_nu and not env.reveals_nu:
         raise ValueError(

@@ -5,27 +5,42 @@ over the result's dims, the coordinates, ``meta`` as attributes — so ``SweepRe
 it. It is created (in a temporary directory, swapped into place) before the first chunk runs, with the
 attribute ``jaxbandit_complete = False``; each compiled chunk's kept rounds are then written into their
 region of the arrays as soon as the chunk finishes, so that the host holds one chunk's results at a time;
-the attribute becomes True after the last chunk. Arrays are chunked one algorithm and one grid point at a
-time, by the rounds one compiled chunk keeps and by as many seeds as fill about 2^20 values.
+the attribute becomes True after the last chunk, and the store gets its manifest
+(:mod:`jaxbandit.report.manifest`: every file's checksum, checked by ``SweepResult.load``). Arrays are
+chunked one algorithm and one grid point at a time, by the rounds one compiled chunk keeps and by as
+many seeds as fill about 2^20 values; every chunk is written, zeros included.
 
-With ``checkpoint=``, a chunk's region is written before its checkpoint, and the checkpoints name the
-store they belong to (its ``jaxbandit_store_id``): a sweep stopped anywhere and run again resumes into the
-same store and ends with the arrays an uninterrupted run writes.
+The sweep holds the store's lock (:mod:`jaxbandit.runner.lock`) from before it is opened to the end, and
+the store carries the sweep's :mod:`~jaxbandit.runner.fingerprint`: another sweep is refused, saying what
+differs. With ``checkpoint=``, a chunk's region is written before its checkpoint, and the checkpoints name
+the store they belong to (its ``jaxbandit_store_id``): a sweep stopped anywhere and run again resumes into
+the same store and ends with the arrays an uninterrupted run writes. Each region written is journaled
+(``jaxbandit_journal.jsonl``: its place and the SHA-256 of its values) until the manifest replaces the
+journal, and a resumed sweep first reads every journaled region back and checks it (a complete store:
+its manifest), so a chunk deleted or damaged while the sweep was stopped is found, not built upon.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import uuid
+import warnings
 from pathlib import Path
 
 import numpy as np
 
+from ..report import manifest as manifest_lib
 from ..report import results as R
+from . import fingerprint as fingerprint_lib
 
-SWEEP_ATTR = "jaxbandit_sweep"  # fingerprint of the sweep's settings
+SWEEP_ATTR = "jaxbandit_sweep"  # the sweep's fingerprint, as JSON
 STORE_ID_ATTR = "jaxbandit_store_id"  # a fresh id per store created; checkpoints name it
+JOURNAL = "jaxbandit_journal.jsonl"
 CHUNK_VALUES = 1 << 20
+#: The metadata files of a zarr (format 2) group: a directory holding one is a store.
+_ZARR_METADATA = (".zgroup", ".zattrs", ".zmetadata")
 
 
 def check_out(out) -> Path:
@@ -54,27 +69,42 @@ def read_attrs(path: Path) -> dict | None:
         return None
 
 
-def check_existing(path: Path, finger: str) -> dict | None:
+def check_existing(path: Path, finger: dict, *, overwrite: bool = False) -> dict | None:
     """The attributes of the store this same sweep (fingerprint ``finger``) left at ``path``, None if
-    there is nothing there; ``ValueError`` if there is anything else."""
+    there is nothing there (or, with ``overwrite``, a store of another sweep or a damaged one, to be
+    replaced); ``ValueError`` if there is anything else."""
     if not (path.exists() or path.is_symlink()):
         return None
-    attrs = read_attrs(path)
-    valid = (
-        "valid: a path that does not exist, or a store this same sweep wrote (resumed with its "
-        "checkpoint=, rewritten without)"
-    )
+    fix = "give another path, pass overwrite=True to start over, or delete it"
+    is_store = path.is_dir() and any((path / name).is_file() for name in _ZARR_METADATA)
+    attrs = read_attrs(path) if is_store else None
+    if is_store and attrs is None:
+        if overwrite:
+            return None
+        raise ValueError(f"out={str(path)!r} is a damaged store (its metadata cannot be read); {fix}")
     if attrs is None or attrs.get(SWEEP_ATTR) is None or attrs.get(STORE_ID_ATTR) is None:
         raise ValueError(
             f"out={str(path)!r} is invalid: it exists and is not a store streamed by jb.sweep; give "
-            f"another path or delete it ({valid})"
+            "another path or delete it (valid: a path that does not exist, or a store this same sweep "
+            "wrote: resumed with its checkpoint=, rewritten without)"
         )
-    if attrs[SWEEP_ATTR] != finger:
+    diff = fingerprint_lib.differences(fingerprint_lib.parse(attrs[SWEEP_ATTR]), finger)
+    if diff:
+        if overwrite:
+            return None
         raise ValueError(
-            f"out={str(path)!r} is invalid: it holds a different sweep (other settings, grid, seeds, "
-            f"recording or factories); give another path or delete it ({valid})"
+            f"out={str(path)!r} is invalid: it holds a different sweep ({fingerprint_lib.describe(diff)} "
+            f"differ{'s' if len(diff) == 1 else ''}); {fix}"
         )
     return attrs
+
+
+def resumable(path: Path, finger: dict, *, resume: bool, overwrite: bool) -> str | None:
+    """The id of the store at ``path`` that this sweep (fingerprint ``finger``) will resume into, None if
+    it will create one (nothing there, no ``resume``, or ``overwrite``); ``ValueError`` as
+    :func:`check_existing`."""
+    attrs = check_existing(path, finger, overwrite=overwrite)
+    return attrs[STORE_ID_ATTR] if attrs is not None and resume else None
 
 
 class StoreWriter:
@@ -90,42 +120,63 @@ class StoreWriter:
         fresh = {"use_consolidated": False} if R.zarr_major(zarr) >= 3 else {}  # metadata as it is now
         self._group = zarr.open_group(str(path), mode="r+", **fresh)
         self._arrays: dict = {}
+        self._complete = bool(self._group.attrs.get(R.COMPLETE_ATTR, False))
 
     @classmethod
     def open(
-        cls, path: Path, *, dims, coords, meta, finger: str, resume: bool, round_chunk: int
+        cls, path: Path, *, dims, coords, meta, finger: dict, resume: bool, round_chunk: int, overwrite=False
     ) -> StoreWriter:
-        """Create the store (or, with ``resume``, reopen the one this same sweep left); ``ValueError``
-        if ``path`` holds anything else. Call it before anything runs."""
+        """Create the store (or, with ``resume``, reopen the one this same sweep left, having checked
+        what it holds); ``ValueError`` if ``path`` holds anything else (with ``overwrite``: another
+        sweep's store or a damaged one is replaced). Call it before anything runs, holding the store's
+        lock."""
         sizes = tuple(np.size(coords[d]) for d in dims)
-        attrs = check_existing(path, finger)
+        attrs = check_existing(path, finger, overwrite=overwrite)
         if attrs is not None and resume:
-            writer = cls(path, dims, sizes, round_chunk, attrs[STORE_ID_ATTR])
-            writer._set_attrs({R.COMPLETE_ATTR: False})
-            return writer
+            verify_written(path)
+            remove_transient(path)
+            # a complete store stays complete, with its manifest, until something is written into it
+            return cls(path, dims, sizes, round_chunk, attrs[STORE_ID_ATTR])
         store_id = uuid.uuid4().hex
         skeleton = R.SweepResult(dims, coords, {}, meta).to_xarray()  # coordinates and attributes
-        skeleton.attrs.update({R.COMPLETE_ATTR: False, SWEEP_ATTR: finger, STORE_ID_ATTR: store_id})
+        text = json.dumps(finger, sort_keys=True)
+        skeleton.attrs.update({R.COMPLETE_ATTR: False, SWEEP_ATTR: text, STORE_ID_ATTR: store_id})
         with R.atomic_directory(path) as tmp:
             skeleton.to_zarr(
-                str(tmp), mode="w", encoding=R.no_fill_encoding(skeleton), **R.zarr_format_kwargs(_zarr())
+                str(tmp),
+                mode="w",
+                encoding=R.no_fill_encoding(skeleton),
+                write_empty_chunks=True,
+                **R.zarr_format_kwargs(_zarr()),
             )
         return cls(path, dims, sizes, round_chunk, store_id)
 
     def write(self, field: str, region: tuple, values: np.ndarray) -> None:
         """Write ``values`` into ``region`` of the array ``field`` (created on first use with this
         dtype and the result's full shape)."""
+        if self._complete:  # no longer: complete again, with a new manifest, at the end
+            (self.path / manifest_lib.NAME).unlink(missing_ok=True)
+            self._set_attrs({R.COMPLETE_ATTR: False})
+            self._complete = False
         if field not in self._arrays:
-            self._arrays[field] = (
-                self._group[field] if field in self._group else self._create(field, values.dtype)
-            )
+            arr = self._group[field] if field in self._group else self._create(field, values.dtype)
+            if hasattr(arr, "with_config"):  # zarr-python >= 3: by default it drops chunks of zeros
+                arr = arr.with_config({"write_empty_chunks": True})
+            self._arrays[field] = arr
         self._arrays[field][region] = values
+        bounds = [
+            [r, r + 1] if isinstance(r, (int, np.integer)) else list(r.indices(n)[:2])
+            for r, n in zip(region, self.sizes)
+        ]
+        entry = {"field": field, "region": bounds, "sha256": _values_digest(values)}
+        with open(self.path / JOURNAL, "a") as f:
+            f.write(json.dumps(entry) + "\n")
 
     def _create(self, field: str, dtype):
         kw = dict(shape=self.sizes, chunks=self.chunks, dtype=dtype, fill_value=None)
         if hasattr(self._group, "create_array"):  # zarr-python >= 3
             arr = self._group.create_array(field, **kw, attributes={"_ARRAY_DIMENSIONS": list(self.dims)})
-        else:
+        else:  # zarr-python 2 writes every chunk, zeros included
             arr = self._group.create_dataset(field, **kw)
             arr.attrs["_ARRAY_DIMENSIONS"] = list(self.dims)
         dtypes = json.loads(self._group.attrs.get(R.DTYPES_ATTR, "{}"))
@@ -134,9 +185,67 @@ class StoreWriter:
         return arr
 
     def finish(self) -> None:
-        """Mark the store complete."""
+        """Mark the store complete and write its manifest (:mod:`jaxbandit.report.manifest`), which
+        replaces the journal (a store resumed complete and not written since is left as it was)."""
+        if self._complete:
+            return
         self._set_attrs({R.COMPLETE_ATTR: True})
+        R.write_manifest(self.path)
+        (self.path / JOURNAL).unlink(missing_ok=True)
+        self._complete = True
 
     def _set_attrs(self, attrs: dict) -> None:
         self._group.attrs.update(attrs)
-        _zarr().consolidate_metadata(str(self.path))
+        with warnings.catch_warnings():  # zarr-python 3 warns of every file that is not zarr's
+            warnings.filterwarnings("ignore", message=f"Object at {JOURNAL} is not recognized")
+            _zarr().consolidate_metadata(str(self.path))
+
+
+def _values_digest(values: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()
+
+
+def verify_written(path: Path) -> None:
+    """``ValueError`` unless what a stopped sweep wrote into the store at ``path`` is intact: every
+    region its journal lists reads back with the values written (a complete store: every file matches
+    its manifest)."""
+    fix = "start over with overwrite=True (or delete it and the checkpoint directory)"
+    found = manifest_lib.read(path, what="out=", fix=fix)
+    if found is not None:
+        manifest_lib.verify(path, found, what="out=", fix=fix)
+        return
+    try:
+        lines = (path / JOURNAL).read_text().splitlines()
+    except FileNotFoundError:
+        return
+    group = _zarr().open_group(str(path), mode="r")
+    for number, line in enumerate(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            if number == len(lines) - 1:  # the line a killed writer was appending: its region is rewritten
+                continue
+            raise ValueError(f"out={str(path)!r} is damaged: its {JOURNAL} cannot be read; {fix}") from None
+        region = tuple(slice(a, b) for a, b in entry["region"])
+        where = f"the region {entry['region']} of {entry['field']!r}"
+        try:
+            values = np.asarray(group[entry["field"]][region])
+        except Exception as err:  # a missing array, a chunk that does not decompress, ...
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise ValueError(
+                f"out={str(path)!r} is damaged: {where} cannot be read ({reason}); {fix}"
+            ) from None
+        if _values_digest(values) != entry["sha256"]:
+            raise ValueError(
+                f"out={str(path)!r} is damaged: {where}, written before the sweep stopped, does not read "
+                f"back as written (a chunk deleted or changed since); {fix}"
+            )
+
+
+def remove_transient(path: Path) -> None:
+    """Remove what writers killed midway left inside the store (zarr's ``*.partial`` chunk writes, the
+    atomic writes' temporary files, their locks). Call it holding the store's lock."""
+    for dirpath, _, files in os.walk(path):
+        for name in files:
+            if name.endswith(manifest_lib.TRANSIENT):
+                os.unlink(os.path.join(dirpath, name))

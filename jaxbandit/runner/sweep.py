@@ -51,11 +51,13 @@ from ..core import validation as V
 from ..core.dtypes import float_dtype
 from ..core.lowering.options import ExecutionOptions, as_options
 from ..core.types import Algorithm, Environment
-from ..report.results import SweepResult
+from ..report.results import SweepResult, remove_leftovers
 from . import checkpoint as checkpoint_lib
 from . import driver, sharing
+from . import fingerprint as fingerprint_lib
+from . import lock as lock_lib
 from . import store as store_lib
-from .grid import as_factory, describe, grid_arrays, validate_grid
+from .grid import as_factory, grid_arrays, validate_grid
 from .plan import Plan, record_rounds, seed_ids
 from .program import LAYOUT, Layout
 from .simulate import as_key
@@ -81,6 +83,7 @@ def sweep(
     checkpoint: str | os.PathLike | None = None,
     out: str | os.PathLike | None = None,
     lockstep: bool = True,
+    overwrite: bool = False,
     options: ExecutionOptions | None = None,
     grids: None = None,
 ) -> SweepResult: ...
@@ -102,6 +105,7 @@ def sweep(
     checkpoint: str | os.PathLike | None = None,
     out: str | os.PathLike | None = None,
     lockstep: bool = True,
+    overwrite: bool = False,
     options: ExecutionOptions | None = None,
     grids: Mapping[str, Mapping[str, Sequence[float]]],
 ) -> dict[str, SweepResult]: ...
@@ -122,6 +126,7 @@ def sweep(
     checkpoint: str | os.PathLike | None = None,
     out: str | os.PathLike | None = None,
     lockstep: bool = True,
+    overwrite: bool = False,
     options: ExecutionOptions | None = None,
     grids: Mapping[str, Mapping[str, Sequence[float]]] | None = None,
 ) -> SweepResult | dict[str, SweepResult]:
@@ -145,14 +150,17 @@ def sweep(
       progress: show a progress bar with agent-rounds per second.
       devices: devices to shard the streams over (default: all of ``jax.devices()``, every host's).
       checkpoint: a directory; after every chunk the sweep saves its state there atomically, and a
-        sweep started again with the same settings resumes from it (see ``jaxbandit.runner.checkpoint``).
+        sweep started again with the same settings resumes from it, with any device or worker count
+        (see ``jaxbandit.runner.checkpoint``); a checkpoint of a sweep that would compute something else
+        (``jaxbandit.runner.fingerprint``) is refused, saying what differs.
       out: a zarr store path (``"….zarr"``) to stream the results into for sweeps larger than memory:
         each chunk's kept rounds are written to the store when the chunk finishes, and the result
         returned reads its arrays from the store on access (:class:`~jaxbandit.report.results.LazyArray`;
         ``SweepResult.load(out)`` reads it again). The store is marked complete only at the end. A
         store this same sweep left is resumed with ``checkpoint=`` (and rewritten without); see
         ``jaxbandit.runner.store``. Needs ``pip install "jaxbandit[xarray]"``. With several processes,
-        process 0 writes it, on a file system they share.
+        process 0 writes it, on a file system they share. ``out`` and ``checkpoint`` are locked for the
+        sweep's lifetime (``jaxbandit.runner.lock``): a second writer is refused, naming the first.
       lockstep: run every algorithm of a dict in one compiled program, all fed each round's one draw of
         the stream (default); ``False`` compiles one program per algorithm, each drawing the stream
         again. Bitwise the same results. Lockstep pays most where a stream serves few lanes (the draw —
@@ -162,6 +170,8 @@ def sweep(
         ``benchmarks/lockstep.py``). Its checkpoint is one file for all the algorithms. It holds every
         algorithm's state at once: with algorithms that keep their history (GAdaOFUL, Heavy-OFUL, TOFU:
         O(T·d) per run) on very many runs, ``lockstep=False`` holds one algorithm's at a time.
+      overwrite: start over: the checkpoint files in ``checkpoint`` are removed and the store at
+        ``out`` is replaced, whatever sweep wrote them (``out`` must still be a store jb.sweep wrote).
       options: how the sweep executes, a :class:`jb.ExecutionOptions` (chunk budget, CPU workers, rounds
         drawn ahead, layouts, straggler rules, LAPACK calls, peeled loops); ``None`` or a field left
         ``None``: the backend's default. No option changes a result.
@@ -176,8 +186,9 @@ def sweep(
         ``out`` (stream each algorithm into a store of its own with a sweep each).
 
     Raises ``ValueError`` before anything runs for a bad argument, an invalid value at any grid point,
-    a grid axis that a factory reads in Python control flow (it cannot be traced), or an ``out`` that
-    is not a ``.zarr`` path or that holds something other than this sweep's store.
+    a grid axis that a factory reads in Python control flow (it cannot be traced), an ``out`` that
+    is not a ``.zarr`` path or that holds something other than this sweep's store, a checkpoint of
+    another sweep or a damaged one, or an ``out``/``checkpoint`` another process is writing.
     """
     if grids is not None:
         return _sweep_own_grids(
@@ -195,11 +206,14 @@ def sweep(
             progress=progress,
             devices=devices,
             lockstep=lockstep,
+            overwrite=overwrite,
             options=options,
         )
     horizon = V.check_int("horizon", horizon)
     lockstep = V.check_flag("lockstep", lockstep)
+    overwrite = V.check_flag("overwrite", overwrite)
     out_path = None if out is None else store_lib.check_out(out)
+    ckpt_dir = None if checkpoint is None else Path(checkpoint)
     algs = dict(algorithm) if isinstance(algorithm, Mapping) else {"": algorithm}
     if not algs:
         raise ValueError("algorithm={} is invalid: give at least one algorithm")
@@ -214,6 +228,99 @@ def sweep(
         V.check_int("chunk_size", chunk_size)
     base_key = as_key(key)
     validate_grid(make_algs, make_env, names, axes, horizon)
+    layout = _layout(make_algs, make_env, names, axes)
+    groups = lockstep_groups(len(make_algs), lockstep)
+    per_program = max(len(group) for group in groups)
+    plan = Plan.make(
+        layout, names, axes, seeds_run, base_key, devices, horizon, chunk_size, per_program, execution
+    )
+    lead = ("algorithm",) if isinstance(algorithm, Mapping) else ()
+    dims = lead + tuple(names) + ("seed", "round")
+    coords = {**({"algorithm": np.asarray(list(algs))} if lead else {}), **dict(zip(names, axes))}
+    coords.update(seed=seeds_run, round=rounds_kept)
+    meta = {
+        "horizon": horizon,
+        "record": "all" if per_round else "checkpoints",
+        "devices": 1 if plan.mesh is None else plan.mesh.size,
+        "stream_axes": list(layout.stream_names),
+        "streams": plan.num_streams,
+    }
+    fingers = None
+    if out_path is not None or ckpt_dir is not None:
+        fingers = fingerprint_lib.Sweep.of(
+            make_algs,
+            make_env,
+            names,
+            axes,
+            seeds_run,
+            base_key,
+            horizon,
+            rounds_kept,
+            per_round,
+            chunk_size,
+            (LAYOUT, list(layout.stream_names)),
+            bool(lead),
+            with_store=out_path is not None,
+        )
+    names_in_order = list(make_algs)
+    files = [f"algorithm-{i[0]}.npz" if len(i) == 1 else f"algorithms-{i[0]}-{i[-1]}.npz" for i in groups]
+    writers = {"out=": out_path, "checkpoint=": ckpt_dir} if jax.process_index() == 0 else {}
+    with lock_lib.holding_all(writers, on_acquire=remove_leftovers):
+        if overwrite and ckpt_dir is not None:
+            checkpoint_lib.remove(ckpt_dir)
+        writer, store_id = None, None
+        if fingers is not None:  # refused before anything is written or run, the checkpoints untouched
+            resume = ckpt_dir is not None and not overwrite
+            if out_path is not None:
+                store_id = store_lib.resumable(out_path, fingers.store, resume=resume, overwrite=overwrite)
+            for indices, name in zip(groups, files):
+                if ckpt_dir is not None:
+                    checkpoint_lib.check(ckpt_dir / name, fingers.group(names_in_order, indices, store_id))
+            if out_path is not None:
+                writer, store_id = driver.open_store(
+                    out_path,
+                    dims,
+                    coords,
+                    meta,
+                    fingers.store,
+                    store_id is not None,
+                    plan,
+                    rounds_kept,
+                    overwrite,
+                )
+        per_alg = []
+        for indices, name in zip(groups, files):
+            group = [names_in_order[i] for i in indices]
+            sink = None
+            if out_path is not None:
+                leads = [(index,) if lead else () for index in indices]
+                sink = functools.partial(driver.write_chunks, writer, plan, rounds_kept, leads)
+            kept = driver.run_algorithms(
+                tuple(make_algs[n] for n in group),
+                make_env,
+                plan,
+                horizon,
+                per_round,
+                rounds_kept,
+                progress,
+                " + ".join(group),
+                None if ckpt_dir is None else ckpt_dir / name,
+                None if fingers is None else fingers.group(names_in_order, indices, store_id),
+                sink,
+            )
+            per_alg += [{field: plan.to_grid_order(value) for field, value in k.items()} for k in kept]
+        if out_path is not None:
+            return driver.finish_store(writer, out_path)
+    data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
+    if not lead:
+        data = {field: arr[0] for field, arr in data.items()}
+    return SweepResult(dims=dims, coords=coords, data=data, meta=meta)
+
+
+def _layout(make_algs: Mapping, make_env, names, axes) -> Layout:
+    """The grid's axes split into those the environment's stream reads (found by tracing it,
+    ``runner.sharing``) and the others; ``ValueError`` for an axis a factory reads in Python control
+    flow (it cannot be traced)."""
     first = {n: float(np.asarray(a[0], float_dtype())) for n, a in zip(names, axes)}
     sharing.check_traceable(
         {
@@ -223,93 +330,9 @@ def sweep(
         first,
     )
     stream_names = sharing.stream_axes(make_env, first)
-    layout = Layout(
+    return Layout(
         tuple(n for n in names if n in stream_names), tuple(n for n in names if n not in stream_names)
     )
-    names_in_order = list(make_algs)
-    groups = lockstep_groups(len(names_in_order), lockstep)
-    per_program = max(len(group) for group in groups)
-    plan = Plan.make(
-        layout, names, axes, seeds_run, base_key, devices, horizon, chunk_size, per_program, execution
-    )
-
-    ckpt_dir = None if checkpoint is None else Path(checkpoint)
-    settings = dict(
-        horizon=horizon,
-        grid=dict(zip(names, axes)),
-        seeds=seeds_run,
-        key=np.asarray(jax.random.key_data(base_key)),
-        record=rounds_kept.tolist(),
-        per_round=per_round,
-        chunk=plan.chunk,
-        dtype=str(float_dtype()),
-        streams=plan.padded,
-        layout=LAYOUT,
-        stream_axes=list(layout.stream_names),
-    )
-    lead = ("algorithm",) if isinstance(algorithm, Mapping) else ()
-    dims = lead + tuple(names) + ("seed", "round")
-    coords = dict(zip(names, axes))
-    coords.update(seed=seeds_run, round=rounds_kept)
-    if lead:
-        coords = {"algorithm": np.asarray(list(algs)), **coords}
-    meta = {
-        "horizon": horizon,
-        "record": "all" if per_round else "checkpoints",
-        "devices": 1 if plan.mesh is None else plan.mesh.size,
-        "stream_axes": list(layout.stream_names),
-        "streams": plan.num_streams,
-    }
-    writer, store_id = None, None
-    if out_path is not None:
-        factories = {name: describe(f) for name, f in make_algs.items()}
-        sweep_finger = checkpoint_lib.fingerprint(
-            dict(settings, algorithms=factories, env=describe(make_env), lead=list(lead))
-        )
-        writer, store_id = driver.open_store(
-            out_path, dims, coords, meta, sweep_finger, ckpt_dir is not None, plan, rounds_kept
-        )
-    per_alg = []
-    for indices in groups:
-        group = [names_in_order[i] for i in indices]
-        ident = dict(
-            settings,
-            algorithms=group,
-            indices=list(indices),
-            factories=[describe(make_algs[name]) for name in group],
-            env=describe(make_env),
-        )
-        if plan.workers > 1:  # the carry is saved per group of streams
-            ident.update(workers=plan.workers)
-        if out_path is not None:  # a checkpoint resumes only into the store it was written with
-            ident.update(out_store=store_id)
-        finger = checkpoint_lib.fingerprint(ident)
-        stem = f"algorithm-{indices[0]}" if len(group) == 1 else f"algorithms-{indices[0]}-{indices[-1]}"
-        path = None if ckpt_dir is None else ckpt_dir / f"{stem}.npz"
-        sink = None
-        if out_path is not None:
-            leads = [(index,) if lead else () for index in indices]
-            sink = functools.partial(driver.write_chunks, writer, plan, rounds_kept, leads)
-        kept = driver.run_algorithms(
-            tuple(make_algs[name] for name in group),
-            make_env,
-            plan,
-            horizon,
-            per_round,
-            rounds_kept,
-            progress,
-            " + ".join(group),
-            path,
-            finger,
-            sink,
-        )
-        per_alg += [{field: plan.to_grid_order(value) for field, value in k.items()} for k in kept]
-    if out_path is not None:
-        return driver.finish_store(writer, out_path)
-    data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
-    if not lead:
-        data = {field: arr[0] for field, arr in data.items()}
-    return SweepResult(dims=dims, coords=coords, data=data, meta=meta)
 
 
 def lockstep_groups(count: int, lockstep: bool) -> list[tuple[int, ...]]:
