@@ -202,7 +202,7 @@ def test_bad_arguments_from_the_shell(tmp_path):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(horizon=3), r"horizon=3 .*\[4, inf\)"),
+        (dict(horizon=3), r"horizon=3 is invalid: it must be an integer >= 4"),
         (dict(seeds=0), "seeds=0"),
         (dict(constants="paper"), "constants='paper'"),
         (dict(baselines="yes"), "baselines='yes'"),

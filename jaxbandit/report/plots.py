@@ -28,13 +28,15 @@ __all__ = [
     "plot_panels",
     "plot_regret_curves",
     "plot_runtime",
+    "pyplot",
     "save_figure",
 ]
 
 _NON_GRID = ("algorithm", "seed", "round")
 
 
-def _pyplot():
+def pyplot():
+    """``matplotlib.pyplot``, imported on first use, with the Agg backend where no display can be opened."""
     import matplotlib
 
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
@@ -49,7 +51,7 @@ def _pyplot():
 
 def _new_axes(ax, figsize=(6, 4)):
     if ax is None:
-        _, ax = _pyplot().subplots(figsize=figsize)
+        _, ax = pyplot().subplots(figsize=figsize)
         return ax
     from matplotlib.axes import Axes
 
@@ -278,7 +280,7 @@ def plot_panels(
     values = [None] if by is None else list(np.asarray(result.coords[by]))
     cols = min(int(ncols), len(values))
     rows = math.ceil(len(values) / cols)
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4 * rows), sharey=True, squeeze=False)
     for k, (value, ax) in enumerate(zip(values, axes.ravel())):
         part = result if by is None else _take(result, by, k)

@@ -29,7 +29,7 @@ import jaxbandit as jb
 from ...core.dtypes import as_float, as_index
 from ...report.results import SweepResult, atomic_write_json, require, write_netcdf
 from ...runner.tune import choose
-from ..figure1.settings import device_info, jsonable, now, versions
+from ..common import device_info, jsonable, now, versions
 from .report import write_report
 from .settings import CONSTANTS, BenchSettings, Scenarios, environment_factory, problem, scenarios
 

@@ -55,11 +55,9 @@ from .settings import (
     NUM_ARMS,
     TUNE_SEEDS,
     NoiseSetting,
-    device_info,
     environment,
     noise_settings,
     selected_noise,
-    versions,
 )
 from .tuning import DEFAULT_TUNED, TUNED_FORMAT, load_tuned, tune, tuned_values
 
@@ -79,7 +77,6 @@ __all__ = [
     "all_methods",
     "baseline_methods",
     "constant_names",
-    "device_info",
     "draw",
     "environment",
     "figure_factory",
@@ -92,5 +89,4 @@ __all__ = [
     "tune",
     "tune_factory",
     "tuned_values",
-    "versions",
 ]

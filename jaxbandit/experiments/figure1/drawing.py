@@ -55,9 +55,9 @@ def draw(
     """Panels (a), (b), (c) — one row per constants setting in ``variants`` — saved to ``path``."""
     from matplotlib import ticker
 
-    from ...report.plots import _pyplot, save_figure
+    from ...report.plots import pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     settings = noise_settings()
     rows = len(variants)
     fig, axes = plt.subplots(rows, 3, figsize=(17, 4.6 * rows), squeeze=False)

@@ -14,9 +14,10 @@ import numpy as np
 
 import jaxbandit as jb
 
-from ...core.validation import check_flag
+from ...core.validation import check_flag, check_int
 from ...report.analysis import mean_and_stderr
 from ...report.results import SweepResult, atomic_savez, atomic_write_json
+from ..common import device_info, jsonable, now, seed_list, versions
 from .drawing import draw, format_summary
 from .methods import MAIN_METHODS, baseline_methods, constant_names, figure_factory, problem, spec
 from .runtime import checkpoints, last_chunk_rate, runtime_slope, time_runs
@@ -27,14 +28,8 @@ from .settings import (
     MIN_HORIZON,
     NOISES,
     NUM_ARMS,
-    check_int,
-    device_info,
     environment,
-    jsonable,
     noise_settings,
-    now,
-    seed_list,
-    versions,
 )
 from .tuning import load_tuned, tuned_values
 

@@ -350,9 +350,9 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
     (mean ± s.e. over seeds) per algorithm, log–log, with the theory's slopes as reference lines."""
     from matplotlib import ticker
 
-    from ...report.plots import _pyplot, save_figure
+    from ...report.plots import pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     methods = _ordered(data["algorithms"])
     variants = [
         v for v in ("theory", "tuned") if any(v in a["constants"] for a in data["algorithms"].values())

@@ -20,15 +20,8 @@ import jaxbandit as jb
 
 from ...core.validation import check_flag
 from ...report.results import atomic_savez, atomic_write_json
-from ..figure1.settings import (
-    DIM,
-    NUM_ARMS,
-    TUNE_SEEDS,
-    device_info,
-    jsonable,
-    now,
-    versions,
-)
+from ..common import device_info, jsonable, now, versions
+from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
 from ..figure1.tuning import load_tuned
 from . import fit as F
 from .report import draw, markdown
