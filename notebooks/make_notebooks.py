@@ -314,22 +314,22 @@ for constants in result.settings["constants"]:
     md(r"""
 ## The saved results
 
-`figure1.npz` holds every curve as `[seeds, horizon]` cumulative regret under
-`regret/<constants>/<noise>/<method>/C<C>` and the runtimes under `runtime/<constants>/<method>/C<C>/…`;
-`figure1.json` holds the settings, the constants used, the tuned file's provenance, the package versions,
-the device and the wall times. Plotting never re-runs anything: here, log–log regret from the file.
+`results.npz` is a `jb.SweepResult`: cumulative regret over (constants, noise, algorithm, C, seed, round),
+its `meta` holding the settings and the runtimes of panel (b) (`results.nc` is the same for xarray, when it
+is installed); `figure1.json` holds the settings, the constants used, the tuned file's provenance, the
+package versions, the device and the wall times. Plotting never re-runs anything: here, log–log regret from
+the file.
 """),
     code(r"""
-import json
-
-saved = np.load(result.paths["npz"], allow_pickle=False)
-meta = json.loads(result.paths["json"].read_text())
-print(f"{len([k for k in saved.files if k.startswith('regret/')])} curves; versions {meta['versions']}")
+saved = jb.SweepResult.load(result.paths["npz"])
+print(f"dims {saved.dims}; versions {saved.meta['versions']}")
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
 for ax, noise in zip(axes, figure1.NOISES):
-    for key in sorted(k for k in saved.files if k.startswith(f"regret/tuned/{noise}/")):
-        mean, se = jb.analysis.mean_and_stderr(saved[key], axis=0)
-        ax.loglog(saved["rounds"], mean, label=key.split("/", 3)[3])
+    for method in saved.coords["algorithm"]:
+        for C in saved.coords["C"]:
+            curves = saved.sel(constants="tuned", noise=noise, algorithm=method, C=C).cumulative_regret
+            mean, se = jb.analysis.mean_and_stderr(curves, axis=0)
+            ax.loglog(saved.coords["round"], mean, label=f"{saved.meta['labels'][method]}, C={C:g}")
     ax.set_title(f"{noise}, tuned constants (log–log)")
     ax.set_xlabel("round t")
     ax.legend(fontsize=8)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
+from jaxbandit import cli
 from jaxbandit.core.dtypes import float_dtype
 from jaxbandit.experiments import bench
 from jaxbandit.experiments.bench import report as bench_report
@@ -222,7 +223,7 @@ def test_report_rows_are_the_runs_with_theory_and_tuned_constants(tiny):
                 np.testing.assert_allclose(result.cumulative_regret[a, :, n, k, :, -1], want, rtol=1e-4)
 
 
-def test_output_files_and_the_results_dataset(tiny):
+def test_output_files_and_the_results_dataset(tiny, tmp_path):
     settings, out, result = tiny
     for name in ("bench.json", "results.npz", "results.json", "report.md", "frontier.png"):
         assert (out / name).exists(), name
@@ -239,6 +240,15 @@ def test_output_files_and_the_results_dataset(tiny):
     text = (out / "report.md").read_text()
     for label in ("OFUL", "LinTS", "## Ranking — theory constants", "## Robustness frontier"):
         assert label in text
+    # one result format: the plot command opens the results (string coordinates: constants, noise, attack)
+    for name in ("results.npz", "results.nc"):
+        png = cli.run_plot(out / name, tmp_path / f"{name}.png")
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with xr.open_dataset(out / "results.nc", engine="h5netcdf") as on_disk:
+        assert on_disk["cumulative_regret"].sel(constants="tuned", attack="none").shape[-2:] == (
+            3,
+            result.coords["round"].size,
+        )
 
 
 def test_an_existing_benchmark_is_refused_unless_resumed_with_its_settings(tiny, tmp_path):

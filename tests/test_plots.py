@@ -99,6 +99,32 @@ def test_final_vs_rejects_non_grid_axes():
             plots.plot_final_vs(synthetic(), bad)
 
 
+def with_constants_axis(res):
+    """``res`` with a string axis ``constants`` (theory, tuned) in front, as the benchmark writes."""
+    cum = np.stack([res.cumulative_regret, 2.0 * res.cumulative_regret])
+    coords = {"constants": np.array(["theory", "tuned"]), **res.coords}
+    return jb.SweepResult(("constants", *res.dims), coords, {"cumulative_regret": cum}, dict(res.meta))
+
+
+def test_string_coordinates_label_panels_and_lines(tmp_path):
+    res = with_constants_axis(synthetic())
+    fig = plots.plot_panels(res)  # panels by the first grid axis other than algorithm: constants
+    assert [ax.get_title() for ax in fig.axes] == ["constants=theory", "constants=tuned"]
+    tuned = fig.axes[1].get_lines()
+    assert tuned[1].get_label() == "A, C=0"
+    np.testing.assert_allclose(tuned[1].get_ydata(), 2.0 * SEED_FACTORS.mean() * np.sqrt(ROUNDS))
+    ax = plots.plot_regret_curves(res.sel(C=0.0))
+    labels = ["constants=theory, A", "constants=theory, B", "constants=tuned, A", "constants=tuned, B"]
+    assert [ln.get_label() for ln in ax.get_lines()] == labels
+    with pytest.raises(
+        ValueError, match="axis='constants' is invalid: it must be one of the result's numeric"
+    ):
+        plots.plot_final_vs(res, "constants")
+    path = tmp_path / "bench_like.npz"
+    res.save(path)
+    assert cli.run_plot(path).read_bytes()[:8] == PNG_MAGIC
+
+
 def test_runtime_loglog_with_fitted_slopes(tmp_path):
     T = np.array([1000, 2000, 4000, 8000])
     repeats = np.array([0.9, 1.0, 1.3])

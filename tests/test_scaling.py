@@ -280,7 +280,7 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in ("scaling.json", "scaling.md", "scaling.npz"):
+    for name in ("scaling.json", "scaling.md", "results_T.npz", "results_C.npz", "results_d.npz"):
         assert (tmp_path / name).is_file()
     for part in ("T", "C", "d"):
         assert (tmp_path / f"scaling_{part}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -299,9 +299,25 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
         assert math.isfinite(r["C"]["linear"]["slope"]) and math.isfinite(r["d"]["slope"])
     for key in ("versions", "device", "wall_seconds", "fit_method", "theory"):
         assert key in data
-    with np.load(tmp_path / "scaling.npz") as z:
-        assert z["T/oful"].shape == (2, 2, 2, 3)  # [variant, eps, horizon, seed]
-        assert np.all(np.isfinite(z["T/oful"])) and np.all(z["T/oful"] >= 0)
+    res = jb.SweepResult.load(tmp_path / "results_T.npz")
+    assert res.dims == ("algorithm", "constants", "eps", "seed", "round")
+    assert res.coords["round"].tolist() == [30, 60] and res.coords["constants"].tolist() == [
+        "theory",
+        "tuned",
+    ]
+    assert np.all(np.isfinite(res.cumulative_regret)) and np.all(res.cumulative_regret >= 0)
+    C = jb.SweepResult.load(tmp_path / "results_C.npz")
+    assert C.dims == ("algorithm", "constants", "eps", "C", "seed", "round") and C.coords[
+        "round"
+    ].tolist() == [60]
+    assert np.all(C.corruption_spent <= C.coords["C"][:, None, None] + 1e-3)
+    d = jb.SweepResult.load(tmp_path / "results_d.npz")
+    assert d.dims == ("algorithm", "constants", "eps", "dim", "seed", "round")
+    # one result format: the plot command opens each part, npz and netCDF
+    for part in ("T", "C", "d"):
+        assert cli.run_plot(tmp_path / f"results_{part}.npz").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        if (tmp_path / f"results_{part}.nc").exists():
+            cli.run_plot(tmp_path / f"results_{part}.nc", tmp_path / f"nc_{part}.png")
     md = (tmp_path / "scaling.md").read_text()
     assert "Where the theory's shape holds" in md and "OFUL" in md
     # the report is a function of the JSON alone: redrawn from the files, it is the same text

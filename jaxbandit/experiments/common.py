@@ -7,6 +7,7 @@ import datetime
 import math
 import os
 import platform
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -15,6 +16,21 @@ import jaxbandit as jb
 
 from ..core import validation as V
 from ..core.dtypes import float_dtype
+from ..report.results import SweepResult, require, write_netcdf
+
+
+def save_result(result: SweepResult, path, dataset=None) -> list[Path]:
+    """``result`` as ``path`` (``.npz`` and its ``.json``: always) and beside it as ``.nc`` (the Dataset
+    ``dataset``, default ``result.to_xarray()``) when xarray and h5netcdf are installed: the files
+    ``python -m jaxbandit plot``, ``jb.SweepResult.load`` and ``xarray.open_dataset`` read."""
+    path = Path(path).with_suffix(".npz")
+    written = [result.save(path)]
+    try:
+        require("h5py", "h5netcdf", "xarray", what=f"{path.with_suffix('.nc').name}")
+    except ImportError:
+        return written
+    ds = result.to_xarray() if dataset is None else dataset
+    return [*written, write_netcdf(ds, path.with_suffix(".nc"))]
 
 
 def versions() -> dict:

@@ -61,8 +61,12 @@ def _new_axes(ax, figsize=(6, 4)):
 
 
 def _format_value(dim, value) -> str:
+    """A legend or title entry: the algorithm's name alone, ``dim=value`` otherwise (numbers as ``%g``,
+    string coordinates such as a benchmark's ``constants="tuned"`` as they are)."""
     if dim == "algorithm":
         return str(value)
+    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return f"{dim}={value.decode() if isinstance(value, bytes) else value}"
     return f"{dim}={float(value):g}"
 
 
@@ -145,7 +149,9 @@ def plot_final_vs(
     check_result(result)
     logx = V.check_flag("logx", logx)
     logy = V.check_flag("logy", logy)
-    grid_axes = [d for d in result.dims if d not in _NON_GRID]
+    grid_axes = [
+        d for d in result.dims if d not in _NON_GRID and np.asarray(result.coords[d]).dtype.kind not in "USO"
+    ]
     if axis not in grid_axes:
         raise ValueError(
             f"axis={axis!r} is invalid: it must be one of the result's numeric grid axes {tuple(grid_axes)}"

@@ -27,9 +27,9 @@ import numpy as np
 import jaxbandit as jb
 
 from ...core.dtypes import as_float, as_index
-from ...report.results import SweepResult, atomic_write_json, require, write_netcdf
+from ...report.results import SweepResult, atomic_write_json
 from ...runner.tune import choose
-from ..common import device_info, jsonable, now, versions
+from ..common import device_info, jsonable, now, save_result, versions
 from .report import write_report
 from .settings import CONSTANTS, BenchSettings, Scenarios, environment_factory, problem, scenarios
 
@@ -225,13 +225,13 @@ def to_dataset(result: SweepResult, info: dict):
 
 
 def save_results(out: Path, result: SweepResult, info: dict) -> list[Path]:
-    """``results.npz`` always; ``results.nc`` too when xarray and a netCDF engine are installed."""
-    written = [result.save(Path(out) / "results.npz")]
+    """``results.npz`` always; ``results.nc`` (:func:`to_dataset`) too when xarray and h5netcdf are
+    installed."""
     try:
-        require("h5py", "h5netcdf", "xarray", what="the benchmark's results.nc")
+        dataset = to_dataset(result, info)
     except ImportError:
-        return written
-    return [*written, write_netcdf(to_dataset(result, info), Path(out) / "results.nc")]
+        dataset = None
+    return save_result(result, Path(out) / "results.npz", dataset)
 
 
 def run_bench(

@@ -28,15 +28,26 @@ Command line::
                                 [--progress/--no-progress]
 
 Writes ``DIR/scaling.json`` (every fit with its interval, settings, versions, device, timings),
-``DIR/scaling.md``, ``DIR/scaling.npz`` (the final regrets ``T/<alg>``, ``C/<alg>``, ``C_spent/<alg>``,
-``d/<alg>`` `[variant, eps, grid, seed]` and the grids) and ``DIR/scaling_{T,C,d}.png``.
+``DIR/scaling.md``, the final regrets of each part as a ``jb.SweepResult`` — ``DIR/results_T.npz`` (dims
+algorithm, constants, eps, seed, round = the horizon T), ``results_C.npz`` (…, C, …) and ``results_d.npz``
+(…, dim, …), each with its ``.json`` and, with xarray, ``.nc`` — and ``DIR/scaling_{T,C,d}.png``.
 """
 
 from __future__ import annotations
 
 from .fit import SlopeFit, excess_loglog_fit, linear_fit, loglog_fit
 from .report import draw, markdown, rewrite
-from .run import Job, ScalingResult, default_workers, identical_pairs, plan_jobs, random_play_regret, run
+from .run import (
+    Job,
+    ScalingResult,
+    arrays_from,
+    default_workers,
+    identical_pairs,
+    plan_jobs,
+    random_play_regret,
+    results,
+    run,
+)
 from .settings import (
     FULL,
     QUICK,
@@ -58,6 +69,7 @@ __all__ = [
     "ScalingResult",
     "SlopeFit",
     "algorithm_factory",
+    "arrays_from",
     "check_algorithms",
     "check_plan",
     "default_workers",
@@ -72,6 +84,7 @@ __all__ = [
     "noise",
     "plan_jobs",
     "random_play_regret",
+    "results",
     "rewrite",
     "run",
     "tuned_constants",

@@ -452,16 +452,16 @@ def _spec(name: str) -> tuple[str, str, str]:
 
 
 def rewrite(out) -> dict:
-    """Redraw ``scaling.md`` and the figures in ``out`` from its ``scaling.json`` and ``scaling.npz``
+    """Redraw ``scaling.md`` and the figures in ``out`` from its ``scaling.json`` and ``results_*.npz``
     (nothing re-run); returns the paths written."""
     import json
 
-    from ...report.results import atomic_write_bytes
+    from ...report.results import SweepResult, atomic_write_bytes
+    from .run import arrays_from
 
     out = Path(out)
     data = json.loads((out / "scaling.json").read_text())
-    with np.load(out / "scaling.npz", allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
+    arrays = arrays_from({part: SweepResult.load(out / f"results_{part}.npz") for part in ("T", "C", "d")})
     paths = draw(arrays, data, out)
     text = markdown(data)
     atomic_write_bytes(out / "scaling.md", lambda f: f.write(text.encode()))
