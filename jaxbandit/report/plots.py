@@ -22,6 +22,7 @@ from .analysis import _seed_last, check_result, loglog_fit, mean_and_stderr
 from .results import SweepResult
 
 __all__ = [
+    "algorithm_style",
     "mean_and_stderr",
     "panel_axis",
     "plot_final_vs",
@@ -33,6 +34,20 @@ __all__ = [
 ]
 
 _NON_GRID = ("algorithm", "seed", "round")
+#: One marker per registered algorithm (registry order), so that lines of the same colour stay apart.
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "h", "<", ">", "p")
+
+
+def algorithm_style(name: str) -> dict:
+    """``{"color", "marker"}`` of a registered algorithm for ``plot``/``errorbar``: its registry colour
+    (a colour-blind-safe set) and a marker of its own (by registry position; an unknown name is grey with
+    a plain line)."""
+    from ..agents import registry
+
+    names = registry.names()
+    if name not in names:
+        return {"color": "0.45", "marker": "."}
+    return {"color": registry.algorithm(name).color, "marker": MARKERS[names.index(name) % len(MARKERS)]}
 
 
 def pyplot():

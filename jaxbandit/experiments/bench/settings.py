@@ -66,18 +66,18 @@ class BenchSettings(NamedTuple):
     eps_grid: tuple[float, ...]
     C_grid: tuple[float, ...]
     record_points: int
-    coarse_tuning: bool  # tune on every other value of each axis of the registry's grid (quick)
+    coarse_tuning: bool  # the protocol's coarse grids (quick): radius scale in decades, every other value
 
     def as_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self._asdict().items()}
 
 
 QUICK: dict[str, Any] = dict(
-    horizon=400, seeds=5, tune_seeds=3, eps_grid=(0.5, 1.0), C_grid=(40.0,), record_points=12,
+    horizon=400, seeds=5, tune_seeds=10, eps_grid=(0.5, 1.0), C_grid=(40.0,), record_points=12,
     coarse_tuning=True,
 )  # fmt: skip
 FULL: dict[str, Any] = dict(
-    horizon=5000, seeds=20, tune_seeds=5, eps_grid=(0.25, 0.5, 1.0), C_grid=(10.0, 30.0, 100.0, 300.0),
+    horizon=5000, seeds=20, tune_seeds=10, eps_grid=(0.25, 0.5, 1.0), C_grid=(10.0, 30.0, 100.0, 300.0),
     record_points=24, coarse_tuning=False,
 )  # fmt: skip
 TUNE_SEED_START = 1000
