@@ -125,6 +125,25 @@ def test_string_coordinates_label_panels_and_lines(tmp_path):
     assert cli.run_plot(path).read_bytes()[:8] == PNG_MAGIC
 
 
+def test_a_line_with_the_same_runs_as_an_earlier_one_is_dashed_and_says_so():
+    res = synthetic()
+    cum = np.concatenate([res.cumulative_regret, res.cumulative_regret[:1]])  # C: the first algorithm again
+    twin = jb.SweepResult(
+        res.dims, {**res.coords, "algorithm": np.array(["A", "B", "A2"])}, {"cumulative_regret": cum}
+    )
+    ax = plots.plot_regret_curves(twin.sel(C=0.0))
+    lines = ax.get_lines()
+    assert [ln.get_label() for ln in lines] == ["A", "B", "A2 (same runs as A)"]
+    assert [ln.get_linestyle() for ln in lines] == ["-", "-", "--"]
+    legend = ax.get_legend()
+    assert legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1  # outside the data, right
+    fig = plots.plot_panels(twin)
+    assert all("dashed: the same runs" in a.get_title() for a in fig.axes)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["A", "B", "A2"]
+    with pytest.raises(ValueError, match="legend='inside' is invalid"):
+        plots.plot_regret_curves(twin, legend="inside")
+
+
 def test_runtime_loglog_with_fitted_slopes(tmp_path):
     T = np.array([1000, 2000, 4000, 8000])
     repeats = np.array([0.9, 1.0, 1.3])
@@ -315,6 +334,7 @@ def test_the_demos_method_axis_is_bitwise_the_methods_run_as_separate_algorithms
     )
     labels = list(res.coords["algorithm"])
     assert labels[0] == "CR-Hvt-UCB (theory)" and labels[2].startswith("Hvt-UCB")
+    assert cli.run_plot(tmp_path / "demo.npz").read_bytes()[:8] == PNG_MAGIC  # one result format
     for row, name in ((0, "theory"), (2, "hvt")):
         np.testing.assert_array_equal(
             res.cumulative_regret[row], separate.sel(algorithm=name).cumulative_regret

@@ -498,15 +498,26 @@ def markdown(result: SweepResult, info: dict) -> str:
 
 
 def _panels(tables: dict, result: SweepResult, xlabel: str, path: Path, title: str, logx: bool) -> Path:
+    """One panel per table, one line per algorithm; an algorithm whose every point equals an earlier
+    one's would be hidden under it, so it is dashed and its legend entry says so."""
+    from matplotlib import ticker
+
     plt = pyplot()
     names = _names(result)
+    points = [np.concatenate([np.ravel(t[1][i]) for t in tables.values()]) for i in range(len(names))]
+    labels, dashed = [], []
+    for i, alg in enumerate(names):
+        same = next((j for j in range(i) if np.array_equal(points[j], points[i], equal_nan=True)), None)
+        dashed.append(same is not None)
+        labels.append(_label(alg) + ("" if same is None else f" (dashed: same as {_label(names[same])})"))
     n = max(len(tables), 1)
     fig, axes = plt.subplots(1, n, figsize=(3.8 * n + 2.2, 3.8), squeeze=False)
     for ax, (name, (x, mean, se)) in zip(axes[0], tables.items()):
         for i, alg in enumerate(names):
             ax.errorbar(
-                x, mean[i], yerr=se[i], label=_label(alg), ms=4, capsize=2, lw=1.2, **algorithm_style(alg)
-            )
+                x, mean[i], yerr=se[i], label=labels[i], ms=4, capsize=2, lw=1.2,
+                ls="--" if dashed[i] else "-", **algorithm_style(alg),
+            )  # fmt: skip
         ax.set_title(name)
         ax.set_xlabel(xlabel)
         if logx:
@@ -516,6 +527,8 @@ def _panels(tables: dict, result: SweepResult, xlabel: str, path: Path, title: s
         ax.set_xticklabels([f"{v:g}" for v in x])
         ax.minorticks_off()
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("final cumulative regret (mean ± s.e. over seeds)")
     handles, labels = axes[0][0].get_legend_handles_labels()
