@@ -61,14 +61,14 @@ class Plan(NamedTuple):
 
 
 QUICK = Plan(
-    horizons=(250, 1000),
+    horizons=(200, 400, 800, 1600),
     eps=(0.4, 1.0),
     budgets=(0.0, 10.0, 20.0, 40.0, 80.0),
     dims=(5, 10),
     seeds=6,
-    linear_cost_max_horizon=1000,
-    corruption_horizon=250,
-    dim_horizon=250,
+    linear_cost_max_horizon=1600,
+    corruption_horizon=400,
+    dim_horizon=400,
 )
 FULL = Plan(
     horizons=(500, 1000, 2000, 4000, 8000, 16000),
