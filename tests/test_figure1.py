@@ -92,6 +92,7 @@ def test_writes_the_figure_the_curves_and_the_settings(made):
                 assert seconds.shape == (2, rounds.size) and np.all(seconds > 0)
                 assert np.all(np.diff(seconds, axis=1) >= 0)  # time to reach round t grows with t
     assert res.meta["horizon"] == HORIZON and res.meta["labels"]["gadaoful"] == "GAdaOFUL"
+    assert res.meta["identical"] == []  # CR-Hvt-UCB and GAdaOFUL share no curve
     # one result format: the plot command and xarray open it
     assert cli.run_plot(out / "results.npz", out / "plot_npz.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     xr = pytest.importorskip("xarray")
@@ -262,3 +263,18 @@ def test_noise_selector_draws_exactly_the_family():
         np.testing.assert_allclose(
             float(chosen.moment_bound(0.4)), float(family.moment_bound(0.4)), rtol=1e-6
         )
+
+
+def test_identical_curves_are_counted_per_cell():
+    from jaxbandit.experiments.figure1.run import identical_curves
+
+    rng = np.random.default_rng(0)
+    curves = {}
+    for v in ("theory", "tuned"):
+        for n in ("student_t", "pareto"):
+            for C in (0.0, 100.0):
+                base = np.cumsum(rng.uniform(size=(2, 5)), axis=1)
+                curves[(v, n, "a", C)] = base
+                curves[(v, n, "b", C)] = base + (1e-6 if (v, C) == ("tuned", 100.0) else 0.0)
+                curves[(v, n, "c", C)] = base + 1.0
+    assert identical_curves(curves, ("a", "b", "c")) == [{"pair": ["a", "b"], "cells": 6, "of": 8}]

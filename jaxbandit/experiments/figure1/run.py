@@ -152,6 +152,7 @@ def run(
             "runtime_panel_including_compilation": runtime_seconds,
         },
         "summary": summary,
+        "identical": identical_curves(curves, selected),
         "results": "results.npz (with results.json; results.nc with xarray): a jb.SweepResult, "
         "cumulative regret over (constants, noise, algorithm, C, seed, round); its meta holds these "
         "settings and the runtimes of panel (b)",
@@ -159,6 +160,9 @@ def run(
     paths = _write(out, curves, runtimes, settings, variants, selected, horizon, seed_ids)
     if verbose:
         print(format_summary(summary, horizon, len(seed_ids)))
+        for row in settings["identical"]:
+            a, b = (spec(m).label for m in row["pair"])
+            print(f"{a} and {b}: bitwise identical curves in {row['cells']} of {row['of']} cells")
         print(
             f"\n{elapsed:.1f} s in all on {jax.devices()[0].platform} "
             f"({', '.join(f'{spec(m).label} sweep {s:.1f} s' for m, s in sweep_seconds.items())}, "
@@ -274,6 +278,19 @@ def _summary(curves, slopes, runtimes) -> list[dict]:
             }
         )
     return summary
+
+
+def identical_curves(curves: dict, selected) -> list[dict]:
+    """Pairs of methods whose curves (every seed, every round) are bitwise identical in at least one cell
+    (constants × noise × C): ``{"pair": [a, b], "cells": k, "of": n}``."""
+    cells = sorted({(v, n, C) for v, n, _, C in curves})
+    rows = []
+    for i, a in enumerate(selected):
+        for b in selected[i + 1 :]:
+            same = sum(np.array_equal(curves[(v, n, a, C)], curves[(v, n, b, C)]) for v, n, C in cells)
+            if same:
+                rows.append({"pair": [a, b], "cells": int(same), "of": len(cells)})
+    return rows
 
 
 def _constants_used(selected, horizon, variants, tuned) -> dict:
