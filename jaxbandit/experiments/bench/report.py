@@ -301,7 +301,9 @@ def _wins(w: float) -> str:
 
 
 def _constants_text(tuned: dict) -> str:
-    return ", ".join(f"{k} = {v:.3g}" for k, v in tuned.items()) or "—"
+    """The tuned constants, the radius scale first (a JSON manifest holds them sorted by name)."""
+    order = sorted(tuned, key=lambda k: (k != protocol.RADIUS, k))
+    return ", ".join(f"{k} = {tuned[k]:.3g}" for k in order) or "—"
 
 
 def _ranking_lines(result: SweepResult, c: int, cname: str) -> list[str]:
@@ -435,11 +437,13 @@ def markdown(result: SweepResult, info: dict) -> str:
             f"included): {per_alg}",
             "",
         ]
+    scale = _final(result)[:, -1].mean(axis=(0, 3))  # [noise, attack]: tuned, over algorithms and seeds
     lines += [
-        "**Which ranking is the headline.** The mean rank: scenario regrets differ by an order of "
-        "magnitude (heavy Pareto tails, large C), so the mean regret over scenarios is mostly the mean "
-        "over the hardest few, while the mean rank counts every scenario once and does not depend on its "
-        "scale. Both are given; the algorithms were tuned for the mean regret.",
+        "**Which ranking is the headline.** The mean rank. Scenario regrets differ in scale (here the "
+        f"mean final regret of a scenario, tuned constants, ranges from {scale.min():.0f} to "
+        f"{scale.max():.0f}), so the mean regret over scenarios weighs the hardest ones most, while the "
+        "mean rank counts every scenario once and does not depend on its scale. Both are given; the "
+        "algorithms were tuned for the mean regret.",
         "",
     ]
     for c, cname in enumerate(result.coords["constants"]):
