@@ -106,6 +106,7 @@ def run(
     runtimes, runtime_seconds = _runtime_panel(selected, horizon, variants, tuned, repeats, progress)
     elapsed = time.perf_counter() - t_start
     summary = _summary(curves, slopes, runtimes)
+    identical = identical_curves(curves, selected)
     settings = {
         "figure": "Tani & Futami, Section 6, Figure 1",
         "created": now(),
@@ -152,7 +153,7 @@ def run(
             "runtime_panel_including_compilation": runtime_seconds,
         },
         "summary": summary,
-        "identical": identical_curves(curves, selected),
+        "identical": identical,
         "results": "results.npz (with results.json; results.nc with xarray): a jb.SweepResult, "
         "cumulative regret over (constants, noise, algorithm, C, seed, round); its meta holds these "
         "settings and the runtimes of panel (b)",
@@ -160,7 +161,7 @@ def run(
     paths = _write(out, curves, runtimes, settings, variants, selected, horizon, seed_ids)
     if verbose:
         print(format_summary(summary, horizon, len(seed_ids)))
-        for row in settings["identical"]:
+        for row in identical:
             a, b = (spec(m).label for m in row["pair"])
             print(f"{a} and {b}: bitwise identical curves in {row['cells']} of {row['of']} cells")
         print(
