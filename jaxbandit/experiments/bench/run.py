@@ -132,11 +132,11 @@ def _key_grid(grid: dict) -> str:
 
 
 class _Tuning:
-    """The protocol's ``evaluate`` for one algorithm: ``jb.sweep`` s of :func:`protocol.batch_width`
-    settings each (the last padded with repeats, so that every batch is one compiled program) on the
-    tuning seeds over every scenario; the objective per setting (final regret averaged over the scenarios
-    per seed, mean ± s.e. over seeds). Each setting's result is kept in ``tuning/<method>.json``, so that
-    a resumed benchmark replays the search without running a finished batch again."""
+    """The protocol's ``evaluate`` for one algorithm: sweeps of :func:`protocol.batch_width` settings
+    each (the last padded with repeats, so that every batch is one compiled program) on the tuning seeds
+    over every scenario; the objective per setting (final regret averaged over the scenarios per seed,
+    mean ± s.e. over seeds). Each setting's result is kept in ``tuning/<method>.json``, so that a resumed
+    benchmark replays the search without running a finished batch again."""
 
     def __init__(self, method, settings: BenchSettings, out: Path, progress: bool, devices):
         self.method, self.settings, self.progress, self.devices = method, settings, progress, devices
@@ -145,7 +145,6 @@ class _Tuning:
         self.path = Path(out) / "tuning" / f"{method}.json"
         self.checkpoints = Path(out) / "checkpoints" / method
         self.known: dict = json.loads(self.path.read_text()) if self.path.exists() else {}
-        self.batches = 0
 
     def __call__(self, axis: str, values, fixed) -> tuple[np.ndarray, np.ndarray]:
         points = [{**fixed, axis: float(v)} for v in values]
@@ -157,7 +156,6 @@ class _Tuning:
         return found[:, 0], found[:, 1]
 
     def _run(self, axis: str, values: list[float], fixed) -> None:
-        self.batches += 1
         grid = {CONSTANTS_AXIS: [1.0]}
         for name in constant_axes(self.method):
             grid[name] = values if name == axis else [float(fixed[name])]
