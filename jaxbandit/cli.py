@@ -305,7 +305,7 @@ def load_result(file: Path):
 
 def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
     """Redraw a saved result (never re-runs anything); returns the PNG written."""
-    from jaxbandit.report.plots import _pyplot, plot_panels, save_figure
+    from jaxbandit.report.plots import plot_panels, pyplot, save_figure
 
     result = load_result(file)
     file = Path(file)
@@ -321,7 +321,7 @@ def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
         result, loglog=loglog, title=f"{file.name}: T={horizon}, mean ± s.e. over {seeds} seed(s)"
     )
     save_figure(fig, out)
-    _pyplot().close(fig)
+    pyplot().close(fig)
     print(f"wrote {out}")
     return out
 

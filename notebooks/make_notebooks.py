@@ -314,22 +314,22 @@ for constants in result.settings["constants"]:
     md(r"""
 ## The saved results
 
-`figure1.npz` holds every curve as `[seeds, horizon]` cumulative regret under
-`regret/<constants>/<noise>/<method>/C<C>` and the runtimes under `runtime/<constants>/<method>/C<C>/…`;
-`figure1.json` holds the settings, the constants used, the tuned file's provenance, the package versions,
-the device and the wall times. Plotting never re-runs anything: here, log–log regret from the file.
+`results.npz` is a `jb.SweepResult`: cumulative regret over (constants, noise, algorithm, C, seed, round),
+its `meta` holding the settings and the runtimes of panel (b) (`results.nc` is the same for xarray, when it
+is installed); `figure1.json` holds the settings, the constants used, the tuned file's provenance, the
+package versions, the device and the wall times. Plotting never re-runs anything: here, log–log regret from
+the file.
 """),
     code(r"""
-import json
-
-saved = np.load(result.paths["npz"], allow_pickle=False)
-meta = json.loads(result.paths["json"].read_text())
-print(f"{len([k for k in saved.files if k.startswith('regret/')])} curves; versions {meta['versions']}")
+saved = jb.SweepResult.load(result.paths["npz"])
+print(f"dims {saved.dims}; versions {saved.meta['versions']}")
 fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
 for ax, noise in zip(axes, figure1.NOISES):
-    for key in sorted(k for k in saved.files if k.startswith(f"regret/tuned/{noise}/")):
-        mean, se = jb.analysis.mean_and_stderr(saved[key], axis=0)
-        ax.loglog(saved["rounds"], mean, label=key.split("/", 3)[3])
+    for method in saved.coords["algorithm"]:
+        for C in saved.coords["C"]:
+            curves = saved.sel(constants="tuned", noise=noise, algorithm=method, C=C).cumulative_regret
+            mean, se = jb.analysis.mean_and_stderr(curves, axis=0)
+            ax.loglog(saved.coords["round"], mean, label=f"{saved.meta['labels'][method]}, C={C:g}")
     ax.set_title(f"{noise}, tuned constants (log–log)")
     ax.set_xlabel("round t")
     ax.legend(fontsize=8)
@@ -346,10 +346,11 @@ BENCHMARK = [
 Every registered algorithm against every adversary (none, flip, flip_rounds, random_sign, targeted) at a
 grid of corruption levels C, under Gaussian, Student-t, Pareto and real heavy-tailed noise (S&P 500 daily
 returns) at a grid of moment orders ε — with each algorithm's **theory constants** and with constants
-**tuned on seeds 1000+ over all scenarios together** (one setting per algorithm). This is
-`python -m jaxbandit bench --quick` as a notebook: on a Colab GPU (Runtime > Change runtime type > GPU)
-it takes about two minutes, almost all of it compilation (H100: 2 min 9 s; a 2-core CPU: about 8 min).
-Drop `quick=True` for the full benchmark (T = 5000, 20 seeds, 17 attacks × 8 noise settings).
+**tuned on seeds 1000–1009 over all scenarios together** (one setting per algorithm, found by the same
+search for every algorithm: see `jaxbandit.experiments.bench.protocol`). This is
+`python -m jaxbandit bench --quick` as a notebook, run on a Colab GPU (Runtime > Change runtime type >
+GPU) or a CPU; almost all of its time is compilation. Drop `quick=True` for the full benchmark (T = 5000,
+20 seeds, 17 attacks × 8 noise settings).
 """),
     code(INSTALL),
     code(
@@ -378,11 +379,12 @@ print("attacks:", [a.name for a in bench.attacks(settings)])"""
     md(r"""
 ## Run it
 
-One compiled sweep per algorithm: its theory constants and every point of its tuning grid are one traced
-axis, the noise settings and attacks two more, and each seed's θ*, contexts and noise are drawn once per
-noise setting and shared by every attack and constant. Each algorithm's result is saved as soon as it
-finishes; if the runtime disconnects, run the cell again with `resume=True` and only the missing
-algorithms run.
+Per algorithm, the tuning search runs batches of settings on the tuning seeds (every batch one compiled
+program: the constants, the noise settings and the attacks are traced grid axes), then one sweep of the
+theory and the tuned constants on the reported seeds; each seed's θ*, contexts and noise are drawn once
+per noise setting and shared by every attack and constant. Each algorithm's result is saved as soon as it
+finishes; if the runtime disconnects, run the cell again with `resume=True` and only what is missing
+runs.
 """),
     code(r"""
 if OUT.exists() and not (OUT / "bench.json").exists():
@@ -393,10 +395,12 @@ print(f"{time.perf_counter() - start:.0f} s; dims {result.dims}, cumulative regr
     md(r"""
 ## The report
 
-Ranking by final regret averaged over every scenario (mean ± s.e. over seeds: each seed's runs share θ*,
-contexts and noise across algorithms, so differences are paired), the robustness frontier (final regret
-against C for each adversary), regret against ε and the log–log slopes of regret in t against the
-theory's 1/(1+ε).
+Ranking by mean rank over the scenarios (the headline) and by final regret averaged over every scenario
+(mean ± s.e. over seeds: each seed's runs share θ*, contexts and noise across algorithms, so differences
+are paired), which scenarios and algorithms gave identical runs, the tuned constants and their search,
+the robustness frontier (final regret against C for each adversary), regret against ε and the log–log
+slopes of regret in t beside the worst-case bound's 1/(1+ε). Every number is computed from
+`per_seed.npz` and `bench.json`.
 """),
     code(r"""
 from IPython.display import Image, Markdown, display

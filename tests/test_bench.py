@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
+from jaxbandit import cli
 from jaxbandit.core.dtypes import float_dtype
 from jaxbandit.experiments import bench
+from jaxbandit.experiments.bench import protocol
 from jaxbandit.experiments.bench import report as bench_report
 from jaxbandit.report.results import SweepResult
 
@@ -59,7 +61,7 @@ def test_corruption_select_runs_bitwise_as_the_chosen_adversary_alone():
         jb.corruption.flip(3.0),
         jb.corruption.flip_rounds(4),
         jb.corruption.random_sign(2.0),
-        jb.corruption.targeted(3.0),
+        jb.corruption.targeted(3.0, target=[0.6, -0.8, 0.0]),
     ]
     alg = jb.oful(30, 3, beta_scale=0.1)
 
@@ -79,18 +81,113 @@ def test_corruption_select_runs_bitwise_as_the_chosen_adversary_alone():
     assert jb.corruption.select(adversaries[:3], 1).budget is None  # flip_rounds declares none
 
 
+def test_no_two_attacks_of_the_benchmark_corrupt_alike():
+    """Each attack of the benchmark's axis, at the same C, gives its own corruption sequence. (With the
+    targeted attack's default θ† = −θ* every round's c_t is flip's −2⟨X, θ*⟩: the report's targeted rows
+    were the flip rows.)"""
+    settings = bench.make_settings(quick=True, noises=("gaussian",), C_grid=(40.0,))
+    scen = bench.scenarios(settings)
+    env = bench.environment_factory(scen)
+    alg = jb.oful(100, bench.settings.DIM, beta_scale=0.01)
+    run = jax.jit(
+        lambda attack, key: jb.simulate(alg, env({"noise": 0.0, "attack": attack}), key, 100).corruption
+    )
+    keys = [jax.random.key(s) for s in range(2)]
+    seqs = {a.name: [np.asarray(run(float(i), k)) for k in keys] for i, a in enumerate(scen.attacks)}
+    names = list(seqs)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert any(not np.array_equal(x, y) for x, y in zip(seqs[a], seqs[b])), (a, b)
+    assert np.abs(seqs["targeted C=40"][0]).sum() <= 40.0 + 1e-3
+    # what the report's targeted rows used to be: the default θ† = −θ* corrupts every round as flip does
+    rng = np.random.default_rng(1)
+    default, flip = jb.corruption.targeted(1e9), jb.corruption.flip(1e9)
+    for t in range(20):
+        X = rng.standard_normal((20, 10))
+        theta = rng.standard_normal(10)
+        view = jb.corruption.AdversaryView(X, theta, X @ theta, int(rng.integers(20)), 0.0, t)
+        c_default, _ = default.corrupt(default.init(), view)
+        c_flip, _ = flip.corrupt(flip.init(), view)
+        assert float(c_default) == float(c_flip)
+
+
 # --- settings and bad input -------------------------------------------------------------------------
 
 
-def test_the_quick_benchmark_tunes_on_every_other_grid_value_and_both_ends():
-    full = jb.registry.algorithm("cr_hvt_ucb").grid
-    coarse = bench.run.tuning_grid("cr_hvt_ucb", coarse=True)
-    for name, values in full.items():
-        want = sorted(set(values[::2]) | {values[-1]})
-        np.testing.assert_array_equal(coarse[name], want)
-    assert {n: list(v) for n, v in bench.run.tuning_grid("oful", coarse=False).items()} == {
-        n: list(v) for n, v in jb.registry.algorithm("oful").grid.items()
-    }
+def test_every_algorithm_searches_the_same_radius_grid_within_a_budget_of_1_5x():
+    for coarse, radius in ((False, protocol.RADIUS_GRID), (True, protocol.RADIUS_GRID[::2])):
+        budgets = {}
+        for name in jb.registry.names():
+            axes = protocol.axes(name, coarse)
+            assert axes[0].name == protocol.RADIUS and axes[0].values == radius, name
+            assert axes[0].start == 1.0  # the theory radius breaks ties
+            spec = jb.registry.algorithm(name)
+            searched = {a.name for a in axes[1:]} | set(protocol.fixed(name))
+            assert searched == set(tuple(spec.grid)[1:]), name  # every other free constant
+            budgets[name] = protocol.base_budget(name, coarse)
+        assert max(budgets.values()) <= 1.5 * min(budgets.values()), budgets
+    np.testing.assert_allclose(np.log10(protocol.RADIUS_GRID), np.arange(-8.0, 0.5, 0.5))
+
+
+def _quadratic(optimum: dict, flat_below: float | None = None):
+    """An objective of known minimum: Σ (log10 v − log10 optimum)² per axis (the others at the value
+    given), its stderr 1; below ``flat_below`` the radius axis is flat (a plateau). Records every call."""
+    calls = []
+
+    def evaluate(axis, values, fixed):
+        calls.append((axis, list(values), dict(fixed)))
+        point = [{**fixed, axis: v} for v in values]
+        mean = []
+        for p in point:
+            r = p[protocol.RADIUS] if flat_below is None else max(p[protocol.RADIUS], flat_below)
+            logs = {**p, protocol.RADIUS: r}
+            mean.append(sum((np.log10(logs[k]) - np.log10(v)) ** 2 for k, v in optimum.items()))
+        return np.asarray(mean), np.ones(len(values))
+
+    return evaluate, calls
+
+
+def test_the_search_extends_an_edge_until_the_optimum_is_inside():
+    axes = protocol.axes("oful")
+    evaluate, calls = _quadratic({protocol.RADIUS: 10**-10.5})
+    found = protocol.search(axes, evaluate)
+    assert found.best == {protocol.RADIUS: pytest.approx(10**-10.5)} and found.edges == {}
+    # the grid, then two half decades at a time below 1e-8 until 10^-10.5 has a neighbour below it
+    assert [len(c[1]) for c in calls] == [17, 2, 2, 2]
+    tried = sorted(r[protocol.RADIUS] for r in found.rows)
+    np.testing.assert_allclose(np.log10(tried), np.arange(-11.0, 0.5, 0.5))
+    assert found.budget == 23 == len(found.rows)
+
+
+def test_the_search_reports_an_edge_it_cannot_pass():
+    evaluate, _ = _quadratic({protocol.RADIUS: 1e-20})
+    found = protocol.search(protocol.axes("oful"), evaluate)
+    assert found.best[protocol.RADIUS] == pytest.approx(protocol.RADIUS_LIMITS[0])
+    assert found.edges == {protocol.RADIUS: "low"}
+
+
+def test_a_plateau_is_won_by_the_value_nearest_the_theory_radius():
+    """Below 1e-5 every radius gives the same regret (no arm changes): the search keeps 1e-5, the one
+    nearest the theory value 1, and extends nothing."""
+    evaluate, calls = _quadratic({protocol.RADIUS: 1e-12}, flat_below=1e-5)
+    found = protocol.search(protocol.axes("oful"), evaluate)
+    assert found.best[protocol.RADIUS] == pytest.approx(1e-5) and len(calls) == 1
+
+
+def test_secondary_constants_are_searched_at_the_radius_chosen():
+    axes = protocol.axes("cr_hvt_ucb")
+    assert [a.name for a in axes] == [protocol.RADIUS, "alpha"]
+    assert axes[1].values == (0.5, 2.0, 8.0, 32.0, 128.0) and axes[1].start == 8.0
+    evaluate, calls = _quadratic({protocol.RADIUS: 1e-3, "alpha": 1000.0})
+    found = protocol.search(axes, evaluate)
+    assert calls[0][2] == {"alpha": 8.0}  # the radius searched with alpha at its grid's middle
+    assert {c[0] for c in calls[1:]} == {"alpha"}
+    assert all(c[2] == {protocol.RADIUS: pytest.approx(1e-3)} for c in calls[1:])
+    # 128 is the grid's edge: extended by its ratio 4 to 512 and 2048; 512 is nearest 1000 on a log scale
+    assert found.best["alpha"] == pytest.approx(512.0) and found.edges == {}
+    assert found.budget == 17 + 5 + 2
+    g = protocol.fixed("gadaoful")
+    assert g == {"m0": 1.0} and [a.name for a in protocol.axes("gadaoful")] == [protocol.RADIUS, "tau0"]
 
 
 def test_settings_scenarios():
@@ -112,7 +209,8 @@ def test_settings_scenarios():
         ({"adversaries": ["flip", "evil"]}, r"adversaries=.* is invalid: choose from \['none', 'flip'"),
         ({"noises": ["cauchy"]}, r"noises=\['cauchy'\] is invalid: choose from \['gaussian'"),
         ({"noises": ["gaussian", "gaussian"]}, "a name is given twice"),
-        ({"eps_grid": [0.5, 1.5]}, r"eps_grid=\[0.5, 1.5\] is invalid: every value must lie in \(0, 1\]"),
+        ({"eps_grid": [0.5, 1.5]}, r"eps_grid=\[0.5, 1.5\] is invalid: give distinct numbers in \(0, 1\]"),
+        ({"C_grid": [10.0, 10.0]}, r"C_grid=\[10.0, 10.0\] is invalid: give distinct numbers in \(0, inf\]"),
         ({"C_grid": [-1.0]}, r"C_grid=\[-1.0\] is invalid"),
         ({"horizon": 5}, "horizon=5 is invalid: it must be an integer >= 20"),
         ({"seeds": 1}, "seeds=1 is invalid: it must be an integer >= 2"),
@@ -163,20 +261,25 @@ def _scenario_env(noise, attack):
 SEPARATELY_CHECKED = ("oful",)
 
 
+def _tried(out, method: str) -> tuple[float, ...]:
+    """The radius scales the search of ``method`` evaluated, and the theory value 1."""
+    rows = SweepResult.load(out / "parts" / f"{method}.npz").meta["search"]["rows"]
+    return tuple(sorted({r[protocol.RADIUS] for r in rows} | {1.0}))
+
+
 @functools.cache
-def _separate_runs(method: str, noise_index: int, attack_index: int):
-    """Final regret of ``method`` in one scenario of TINY with its one free constant at the theory value
-    and at every value of its grid, on the reported and the tuning seeds, run by jb.simulate (not
-    jb.sweep): ``(values [V], seeds [S], final regret [V, S])``, float64 sums of the per-round regret."""
+def _separate_runs(method: str, noise_index: int, attack_index: int, radius_scales: tuple) -> np.ndarray:
+    """Final regret of ``method`` (one free constant, theory value 1: a beta_scale) in one scenario of
+    TINY at each radius scale, on the reported and the tuning seeds, run by jb.simulate (not jb.sweep):
+    `[values, seeds]`, float64 sums of the per-round regret (seeds: reported, then tuning)."""
     settings = bench.make_settings(**TINY)
     scen = bench.scenarios(settings)
     noise, attack = scen.noises[noise_index], scen.attacks[attack_index]
     spec = jb.registry.algorithm(method)
     (name,) = spec.grid
     problem = jb.registry.Problem(settings.horizon, 10, eps=noise.eps, nu=noise.nu, corruption=attack.C)
+    assert spec.theory(problem) == {name: 1.0}
     env = _scenario_env(noise, attack)
-    grid = bench.run.tuning_grid(method, settings.coarse_tuning)[name]
-    values = np.array([spec.theory(problem)[name], *grid])
     seeds = np.array(settings.seeds + settings.tune_seeds)
 
     def regret(v, seed):
@@ -184,23 +287,37 @@ def _separate_runs(method: str, noise_index: int, attack_index: int):
         return jb.simulate(spec.build(problem, {name: v}), env, key, settings.horizon).regret
 
     run = jax.jit(jax.vmap(jax.vmap(regret, (None, 0)), (0, None)))
-    per_round = run(jnp.asarray(values, float_dtype()), jnp.asarray(seeds))
-    return values, seeds, np.asarray(per_round, np.float64).sum(axis=-1)
+    per_round = run(jnp.asarray(radius_scales, float_dtype()), jnp.asarray(seeds))
+    return np.asarray(per_round, np.float64).sum(axis=-1)
 
 
-def test_tuning_picks_the_best_grid_value_of_separate_runs(tiny):
+def test_every_setting_the_search_tried_is_the_mean_of_separate_runs_and_the_best_is_chosen(tiny):
     settings, out, _ = tiny
     scen = bench.scenarios(settings)
     info = json.loads((out / "bench.json").read_text())
     for method in SEPARATELY_CHECKED:
-        (name,) = jb.registry.algorithm(method).grid
-        finals = []
-        for n in range(len(scen.noises)):
-            for k in range(len(scen.attacks)):
-                values, seeds, final = _separate_runs(method, n, k)
-                finals.append(final[1:, np.isin(seeds, settings.tune_seeds)])
-        per_value = np.mean(finals, axis=(0, 2))  # over scenarios and tuning seeds
-        assert info["tuned"][method] == {name: pytest.approx(values[1 + int(np.argmin(per_value))])}
+        rows = SweepResult.load(out / "parts" / f"{method}.npz").meta["search"]["rows"]
+        tried = np.array([r[protocol.RADIUS] for r in rows])
+        # the coarse grid, and below or above it only whole extensions of one decade each
+        assert set(np.round(np.log10(protocol.RADIUS_GRID[::2]), 6)) <= set(np.round(np.log10(tried), 6))
+        values = np.asarray(_tried(out, method))
+        at = [int(np.flatnonzero(values == v)[0]) for v in tried]
+        finals = [
+            _separate_runs(method, n, k, tuple(values))[at, len(settings.seeds) :]
+            for n in range(len(scen.noises))
+            for k in range(len(scen.attacks))
+        ]
+        per_seed = np.mean(finals, axis=0)  # [values, tuning seeds]: averaged over the scenarios
+        np.testing.assert_allclose([r["mean"] for r in rows], per_seed.mean(axis=1), rtol=1e-4)
+        np.testing.assert_allclose(
+            [r["stderr"] for r in rows], per_seed.std(axis=1, ddof=1) / np.sqrt(per_seed.shape[1]), rtol=1e-3
+        )
+        best = info["tuned"][method][protocol.RADIUS]
+        assert per_seed.mean(axis=1)[np.isclose(tried, best)][0] <= per_seed.mean(axis=1).min() * (1 + 1e-6)
+        lower, upper = tried[tried < best], tried[tried > best]
+        assert (lower.size and upper.size) or info["search"][method][
+            "edges"
+        ]  # inside, or the edge is reported
 
 
 def test_report_rows_are_the_runs_with_theory_and_tuned_constants(tiny):
@@ -212,16 +329,15 @@ def test_report_rows_are_the_runs_with_theory_and_tuned_constants(tiny):
     np.testing.assert_array_equal(result.coords["seed"], settings.seeds)
     for method in SEPARATELY_CHECKED:
         a = settings.algorithms.index(method)
-        ((_, tuned),) = info["tuned"][method].items()
+        values = np.asarray(_tried(out, method))
+        at = [int(np.flatnonzero(values == v)[0]) for v in (1.0, info["tuned"][method][protocol.RADIUS])]
         for n in range(len(scen.noises)):
             for k in range(len(scen.attacks)):
-                values, seeds, final = _separate_runs(method, n, k)
-                rows = [0, 1 + int(np.flatnonzero(np.isclose(values[1:], tuned))[0])]
-                want = final[rows][:, np.isin(seeds, settings.seeds)]
+                want = _separate_runs(method, n, k, tuple(values))[at, : len(settings.seeds)]
                 np.testing.assert_allclose(result.cumulative_regret[a, :, n, k, :, -1], want, rtol=1e-4)
 
 
-def test_output_files_and_the_results_dataset(tiny):
+def test_output_files_and_the_results_dataset(tiny, tmp_path):
     settings, out, result = tiny
     for name in ("bench.json", "results.npz", "results.json", "report.md", "frontier.png"):
         assert (out / name).exists(), name
@@ -238,6 +354,22 @@ def test_output_files_and_the_results_dataset(tiny):
     text = (out / "report.md").read_text()
     for label in ("OFUL", "LinTS", "## Ranking — theory constants", "## Robustness frontier"):
         assert label in text
+    # the report comes from the compact per-seed file alone: the full results give the same text
+    per_seed = SweepResult.load(out / "per_seed.npz")
+    assert per_seed.coords["round"].min() >= 0.1 * settings.horizon and per_seed.dims == result.dims
+    np.testing.assert_array_equal(per_seed.cumulative_regret[..., -1], result.cumulative_regret[..., -1])
+    assert bench_report.markdown(result, info) == text
+    bench_report.rewrite(out)
+    assert (out / "report.md").read_text() == text
+    # one result format: the plot command opens the results (string coordinates: constants, noise, attack)
+    for name in ("results.npz", "results.nc"):
+        png = cli.run_plot(out / name, tmp_path / f"{name}.png")
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with xr.open_dataset(out / "results.nc", engine="h5netcdf") as on_disk:
+        assert on_disk["cumulative_regret"].sel(constants="tuned", attack="none").shape[-2:] == (
+            3,
+            result.coords["round"].size,
+        )
 
 
 def test_an_existing_benchmark_is_refused_unless_resumed_with_its_settings(tiny, tmp_path):
@@ -318,6 +450,59 @@ def test_ranking_and_paired_differences_match_hand_computed_values():
     assert pair["mean_difference"] == pytest.approx(2.5)
     assert pair["stderr"] == pytest.approx(np.std([1, 2, 3, 4], ddof=1) / 2)
     assert pair["seeds_better"] == 4 and pair["scenarios_better"] == 9 and pair["scenarios_worse"] == 0
+    assert pair["scenarios_identical"] == 0
+
+
+def _three(final):
+    """A synthetic result of three algorithms: ``final`` `[3, constants, noise, attack, seed]`."""
+    res, info = _synthetic(final[:2])
+    coords = {**res.coords, "algorithm": np.array(["oful", "cr_hvt_ucb", "hvt_ucb"])}
+    return SweepResult(res.dims, coords, {"cumulative_regret": np.asarray(final)[..., None]}), info
+
+
+def test_mean_rank_and_mean_regret_are_both_computed_and_can_disagree():
+    """OFUL is best by a little in 8 of 9 scenarios and far worse in one: first by mean rank, last by
+    mean regret. Ties share their rank; a tie for the least regret splits the win."""
+    final = np.zeros((3, 2, 3, 3, 4))
+    final[0] = 10.0
+    final[0, :, 2, 2] = 100.0  # one disastrous scenario
+    final[1] = 11.0
+    final[2] = 11.0  # Hvt-UCB ties CR-Hvt-UCB everywhere
+    final[..., 1] += 0.5  # seeds differ, scenarios keep their order
+    res, _ = _three(final)
+    rows = {r["algorithm"]: r for r in bench_report.ranking(res, constants=1, resamples=200)}
+    assert rows["oful"]["mean_rank"] == pytest.approx((8 * 1 + 3) / 9)
+    assert rows["cr_hvt_ucb"]["mean_rank"] == pytest.approx((8 * 2.5 + 1.5) / 9)
+    assert rows["oful"]["regret_rank"] == 3 and rows["cr_hvt_ucb"]["regret_rank"] == 1.5
+    assert rows["oful"]["wins"] == 8 and rows["cr_hvt_ucb"]["wins"] == 0.5 == rows["hvt_ucb"]["wins"]
+    assert bench_report.ranking(res, 1, resamples=200)[0]["algorithm"] == "oful"
+    assert rows["oful"]["rank_low"] <= rows["oful"]["mean_rank"] <= rows["oful"]["rank_high"]
+
+
+def test_identical_algorithms_and_duplicate_scenarios_are_computed_and_counted_once():
+    rng = np.random.default_rng(2)
+    final = rng.uniform(10, 20, size=(3, 2, 3, 3, 4))
+    final[2] = final[1]  # Hvt-UCB's runs are CR-Hvt-UCB's in every scenario...
+    final[2, 0, 1, 0] += 1.0  # ...but one, with theory constants
+    final[:, :, :, 2] = final[:, :, :, 1]  # attack "flip C=30" duplicates "flip C=10"
+    res, info = _three(final)
+    assert bench_report.duplicate_scenarios(res) == {"attack": [("flip C=10", "flip C=30")], "noise": []}
+    kept = bench_report.distinct(res)
+    assert kept.coords["attack"].tolist() == ["none", "flip C=10"]
+    assert bench_report.identical_algorithms(kept, 0) == [
+        {"pair": ("cr_hvt_ucb", "hvt_ucb"), "scenarios": 5, "of": 6}
+    ]
+    assert bench_report.identical_algorithms(kept, 1) == [
+        {"pair": ("cr_hvt_ucb", "hvt_ucb"), "scenarios": 6, "of": 6}
+    ]
+    rows = {r["algorithm"]: r for r in bench_report.paired(kept, 1, "cr_hvt_ucb")}
+    assert rows["hvt_ucb"]["scenarios_identical"] == 6 and np.isnan(rows["hvt_ucb"]["t"])
+    info["settings"].update(seeds=[0, 1, 2, 3], tune_seeds=list(range(1000, 1010)), coarse_tuning=False)
+    text = bench_report.markdown(res, info)
+    assert "attack `flip C=30` gave runs bitwise identical to `flip C=10`" in text
+    assert "| Hvt-UCB | identical runs in every scenario | — | — | — | 6/6 |" in text  # tuned: no "nan"
+    assert "CR-Hvt-UCB and Hvt-UCB in 5 of 6 scenarios" in text and "| nan |" not in text
+    assert "over all 6 distinct scenarios" in text
 
 
 def test_frontier_and_eps_tables_select_the_right_cells():

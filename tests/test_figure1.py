@@ -70,32 +70,40 @@ def test_writes_the_figure_the_curves_and_the_settings(made):
     for variant in ("theory", "tuned"):
         assert (out / f"figure1_{variant}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
-    with np.load(out / "figure1.npz", allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
-    expected = {
-        f"regret/{v}/{n}/{m}/C{c}"
-        for v in ("theory", "tuned")
-        for n in ("student_t", "pareto")
-        for m in ("cr_hvt_ucb", "gadaoful")
-        for c in (0, 100)
-    }
-    curves = {k: a for k, a in arrays.items() if k.startswith("regret/")}
-    assert set(curves) == expected
-    for key, c in curves.items():
-        assert c.shape == (SEEDS, HORIZON), key
-        assert np.all(np.isfinite(c)) and np.all(c >= 0), key
-        assert np.all(np.diff(c, axis=1) >= 0), key  # cumulative: non-decreasing
-        assert np.all(c[:, -1] <= 2.0 * HORIZON + 1e-3), key  # rewards of unit vectors: gap <= 2
-    np.testing.assert_array_equal(arrays["rounds"], np.arange(1, HORIZON + 1))
-    np.testing.assert_array_equal(arrays["seeds"], np.arange(SEEDS))
+    res = jb.SweepResult.load(out / "results.npz")
+    assert res.dims == ("constants", "noise", "algorithm", "C", "seed", "round")
+    assert res.coords["constants"].tolist() == ["theory", "tuned"]
+    assert res.coords["noise"].tolist() == ["student_t", "pareto"]
+    assert res.coords["algorithm"].tolist() == ["cr_hvt_ucb", "gadaoful"]
+    assert res.coords["C"].tolist() == [0.0, 100.0]
+    np.testing.assert_array_equal(res.coords["round"], np.arange(1, HORIZON + 1))
+    np.testing.assert_array_equal(res.coords["seed"], np.arange(SEEDS))
+    c = np.asarray(res.cumulative_regret)
+    assert c.shape == (2, 2, 2, 2, SEEDS, HORIZON)
+    assert np.all(np.isfinite(c)) and np.all(c >= 0)
+    assert np.all(np.diff(c, axis=-1) >= 0)  # cumulative: non-decreasing
+    assert np.all(c[..., -1] <= 2.0 * HORIZON + 1e-3)  # rewards of unit vectors: gap <= 2
     for v in ("theory", "tuned"):
         for m in ("cr_hvt_ucb", "gadaoful"):
-            for c in (0, 100):
-                rounds = arrays[f"runtime/{v}/{m}/C{c}/rounds"]
-                seconds = arrays[f"runtime/{v}/{m}/C{c}/seconds"]
+            for C in (0, 100):
+                timed = res.meta["runtimes"][v][m][f"C={C}"]
+                rounds, seconds = np.asarray(timed["rounds"]), np.asarray(timed["seconds"])
                 assert rounds[-1] == HORIZON and np.all(np.diff(rounds) > 0)
                 assert seconds.shape == (2, rounds.size) and np.all(seconds > 0)
                 assert np.all(np.diff(seconds, axis=1) >= 0)  # time to reach round t grows with t
+    assert res.meta["horizon"] == HORIZON and res.meta["labels"]["gadaoful"] == "GAdaOFUL"
+    assert res.meta["identical"] == []  # CR-Hvt-UCB and GAdaOFUL share no curve
+    # one result format: the plot command and xarray open it
+    assert cli.run_plot(out / "results.npz", out / "plot_npz.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    xr = pytest.importorskip("xarray")
+    assert cli.run_plot(out / "results.nc", out / "plot_nc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with xr.open_dataset(out / "results.nc", engine="h5netcdf") as ds:
+        assert ds["cumulative_regret"].sel(constants="tuned", algorithm="gadaoful").shape == (
+            2,
+            2,
+            SEEDS,
+            HORIZON,
+        )
 
     meta = json.loads((out / "figure1.json").read_text())
     assert meta["horizon"] == HORIZON and meta["seeds"] == [0, 1]
@@ -142,8 +150,8 @@ def test_a_curve_is_the_plain_simulation_of_that_setting(made):
     env = jb.envs.linear(10, 20, noise=jb.noise.pareto(1.5, 1.0), corruption=jb.corruption.flip(100.0))
     keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.key(0), s))(jnp.arange(SEEDS))
     regret = jax.jit(jax.vmap(lambda k: jb.simulate(alg, env, k, horizon=HORIZON).regret))(keys)
-    with np.load(out / "figure1.npz", allow_pickle=False) as z:
-        curve = z["regret/tuned/pareto/gadaoful/C100"]
+    res = jb.SweepResult.load(out / "results.npz")
+    curve = res.sel(constants="tuned", noise="pareto", algorithm="gadaoful", C=100.0).cumulative_regret
     np.testing.assert_allclose(curve, np.cumsum(np.asarray(regret, np.float64), axis=1), rtol=1e-5, atol=1e-4)
 
 
@@ -196,13 +204,13 @@ def test_bad_arguments_from_the_shell(tmp_path):
     )
     assert proc.returncode == 2 and proc.stderr.startswith("error: tuned constants file")
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
-    assert not (tmp_path / "figure1.npz").exists()
+    assert not (tmp_path / "results.npz").exists()
 
 
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(horizon=3), r"horizon=3 .*\[4, inf\)"),
+        (dict(horizon=3), r"horizon=3 is invalid: it must be an integer >= 4"),
         (dict(seeds=0), "seeds=0"),
         (dict(constants="paper"), "constants='paper'"),
         (dict(baselines="yes"), "baselines='yes'"),
@@ -255,3 +263,18 @@ def test_noise_selector_draws_exactly_the_family():
         np.testing.assert_allclose(
             float(chosen.moment_bound(0.4)), float(family.moment_bound(0.4)), rtol=1e-6
         )
+
+
+def test_identical_curves_are_counted_per_cell():
+    from jaxbandit.experiments.figure1.run import identical_curves
+
+    rng = np.random.default_rng(0)
+    curves = {}
+    for v in ("theory", "tuned"):
+        for n in ("student_t", "pareto"):
+            for C in (0.0, 100.0):
+                base = np.cumsum(rng.uniform(size=(2, 5)), axis=1)
+                curves[(v, n, "a", C)] = base
+                curves[(v, n, "b", C)] = base + (1e-6 if (v, C) == ("tuned", 100.0) else 0.0)
+                curves[(v, n, "c", C)] = base + 1.0
+    assert identical_curves(curves, ("a", "b", "c")) == [{"pair": ["a", "b"], "cells": 6, "of": 8}]

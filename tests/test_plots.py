@@ -99,6 +99,51 @@ def test_final_vs_rejects_non_grid_axes():
             plots.plot_final_vs(synthetic(), bad)
 
 
+def with_constants_axis(res):
+    """``res`` with a string axis ``constants`` (theory, tuned) in front, as the benchmark writes."""
+    cum = np.stack([res.cumulative_regret, 2.0 * res.cumulative_regret])
+    coords = {"constants": np.array(["theory", "tuned"]), **res.coords}
+    return jb.SweepResult(("constants", *res.dims), coords, {"cumulative_regret": cum}, dict(res.meta))
+
+
+def test_string_coordinates_label_panels_and_lines(tmp_path):
+    res = with_constants_axis(synthetic())
+    fig = plots.plot_panels(res)  # panels by the first grid axis other than algorithm: constants
+    assert [ax.get_title() for ax in fig.axes] == ["constants=theory", "constants=tuned"]
+    tuned = fig.axes[1].get_lines()
+    assert tuned[1].get_label() == "A, C=0"
+    np.testing.assert_allclose(tuned[1].get_ydata(), 2.0 * SEED_FACTORS.mean() * np.sqrt(ROUNDS))
+    ax = plots.plot_regret_curves(res.sel(C=0.0))
+    labels = ["constants=theory, A", "constants=theory, B", "constants=tuned, A", "constants=tuned, B"]
+    assert [ln.get_label() for ln in ax.get_lines()] == labels
+    with pytest.raises(
+        ValueError, match="axis='constants' is invalid: it must be one of the result's numeric"
+    ):
+        plots.plot_final_vs(res, "constants")
+    path = tmp_path / "bench_like.npz"
+    res.save(path)
+    assert cli.run_plot(path).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_a_line_with_the_same_runs_as_an_earlier_one_is_dashed_and_says_so():
+    res = synthetic()
+    cum = np.concatenate([res.cumulative_regret, res.cumulative_regret[:1]])  # C: the first algorithm again
+    twin = jb.SweepResult(
+        res.dims, {**res.coords, "algorithm": np.array(["A", "B", "A2"])}, {"cumulative_regret": cum}
+    )
+    ax = plots.plot_regret_curves(twin.sel(C=0.0))
+    lines = ax.get_lines()
+    assert [ln.get_label() for ln in lines] == ["A", "B", "A2 (same runs as A)"]
+    assert [ln.get_linestyle() for ln in lines] == ["-", "-", "--"]
+    legend = ax.get_legend()
+    assert legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1  # outside the data, right
+    fig = plots.plot_panels(twin)
+    assert all("dashed: the same runs" in a.get_title() for a in fig.axes)
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["A", "B", "A2"]
+    with pytest.raises(ValueError, match="legend='inside' is invalid"):
+        plots.plot_regret_curves(twin, legend="inside")
+
+
 def test_runtime_loglog_with_fitted_slopes(tmp_path):
     T = np.array([1000, 2000, 4000, 8000])
     repeats = np.array([0.9, 1.0, 1.3])
@@ -287,6 +332,7 @@ def test_the_demos_method_axis_is_bitwise_the_methods_run_as_separate_algorithms
     )
     labels = list(res.coords["algorithm"])
     assert labels[0] == "CR-Hvt-UCB (theory)" and labels[2].startswith("Hvt-UCB")
+    assert cli.run_plot(tmp_path / "demo.npz").read_bytes()[:8] == PNG_MAGIC  # one result format
     for row, name in ((0, "theory"), (2, "hvt")):
         np.testing.assert_array_equal(
             res.cumulative_regret[row], separate.sel(algorithm=name).cumulative_regret

@@ -102,6 +102,60 @@ def test_linear_interval_covers_a_known_slope_at_about_its_level():
     assert 0.88 <= covered / reps <= 0.99
 
 
+# --- fits: a power law with curvature ----------------------------------------------------------------
+
+
+def curved(T, p=0.5, b=3.0, a=2.0):
+    """R(T) = a·T^p·(1 + b/log T): its log–log slope p − b/(log T·(log T + b)) rises to p as T grows."""
+    L = np.log(T)
+    return a * T**p * (1.0 + b / L)
+
+
+def test_local_slopes_are_the_closed_form_secants_of_a_curved_power_law():
+    T = np.array([500.0, 1000.0, 2000.0, 4000.0, 8000.0, 16000.0])
+    f = np.array([0.8, 1.0, 1.3])  # per-seed factors, the same at every T
+    Y = curved(T)[:, None] * f[None, :]
+    L = np.log(T)
+    secant = 0.5 + np.diff(np.log1p(3.0 / L)) / np.diff(L)  # log(1 + b/L) between neighbours
+    np.testing.assert_allclose(F.local_slopes(T, Y), secant, rtol=1e-12)
+    assert np.all(np.diff(secant) > 0) and np.all(secant < 0.5)  # still curving up to p = 0.5
+
+
+def test_the_late_window_fit_its_neighbours_and_the_interval_that_covers_them():
+    T = np.array([500.0, 1000.0, 2000.0, 4000.0, 8000.0, 16000.0])
+    Y = curved(T)[:, None] * np.array([0.8, 1.0, 1.3])[None, :]
+    out = F.window_fit(T, Y, resamples=200)
+    logT, logR = np.log(T), np.log(curved(T))
+
+    def ls(a, b):  # independent least squares over points a..b-1
+        return np.polyfit(logT[a:b], logR[a:b], 1)[0]
+
+    assert out.late.x == tuple(T[3:]) and out.slope == pytest.approx(ls(3, 6), abs=1e-12)
+    assert [w.x for w in out.windows] == [tuple(T[3:]), tuple(T[2:5]), tuple(T[2:])]
+    # seeds differ by a constant factor: every bootstrap interval is a point, so the interval is the
+    # window sensitivity alone
+    slopes = [ls(3, 6), ls(2, 5), ls(2, 6)]
+    assert (out.ci_low, out.ci_high) == pytest.approx((min(slopes), max(slopes)), abs=1e-12)
+    assert out.whole.slope == pytest.approx(ls(0, 6), abs=1e-12)
+    # the late window is nearer the exponent than the whole range, and both lie below it
+    assert out.whole.slope < out.slope < 0.5
+    assert out.compare(0.5) == "below" and out.compare(out.slope) == "contains"
+    assert out.as_dict()["local"] == pytest.approx(list(F.local_slopes(T, Y)))
+
+
+def test_the_window_interval_holds_the_late_windows_bootstrap_interval_with_noise():
+    rng = np.random.default_rng(5)
+    T = np.array([250.0, 500.0, 1000.0, 2000.0])
+    Y = curved(T)[:, None] * np.exp(0.3 * rng.standard_normal((4, 20)))
+    out = F.window_fit(T, Y, resamples=300)
+    assert out.ci_low <= out.late.ci_low <= out.late.slope <= out.late.ci_high <= out.ci_high
+    assert len(out.windows) == 3 and len(out.local) == 3
+    few = F.window_fit(T[:3], Y[:3], resamples=300)  # no neighbours: the late window is every point
+    assert len(few.windows) == 1 and (few.ci_low, few.ci_high) == (few.late.ci_low, few.late.ci_high)
+    with pytest.raises(ValueError, match="ascending"):
+        F.window_fit(T[::-1], Y[::-1], resamples=300)
+
+
 @pytest.mark.parametrize(
     "x, Y, match",
     [
@@ -157,15 +211,15 @@ def test_default_algorithms_are_the_registry():
         ({"seeds": 0}, "seeds=0 is invalid"),
         ({"seeds": 2000}, "tuning seeds"),
         ({"horizons": [500]}, "horizons=.* at least 2"),
-        ({"horizons": [2, 500]}, "horizons=.* >= 4"),
+        ({"horizons": [2, 500]}, r"horizons=.* in \[4, inf\]"),
         ({"horizons": [500, 500]}, "horizons=.* distinct"),
         ({"horizons": [500, 1000.5]}, "horizons=.* integers"),
-        ({"horizons": "500,1000"}, "horizons=.* list"),
+        ({"horizons": "500,1000"}, "horizons=.* integers"),
         ({"eps": [0.0, 1.0]}, r"eps=.* \(0, 1\]"),
         ({"eps": [1.5]}, r"eps=.* \(0, 1\]"),
         ({"budgets": [10.0, 20.0]}, "must include 0"),
         ({"budgets": [0.0, -1.0]}, "budgets=.*"),
-        ({"dims": [0, 10]}, "dims=.* >= 1"),
+        ({"dims": [0, 10]}, r"dims=.* in \[1, inf\]"),
         ({"linear_cost_max_horizon": 100}, "linear_cost_max_horizon=100 is invalid"),
     ],
 )
@@ -196,6 +250,12 @@ def test_plan_runs_each_algorithm_per_horizon_and_dimension_with_the_cap_on_line
             full = j.horizon == plan.corruption_horizon and j.dim == S.DIM
             assert j.budgets == (plan.budgets if full else (0.0,))
     assert len(set(jobs)) == len(jobs)
+
+
+def test_quick_fits_at_least_four_horizons_for_every_algorithm():
+    for spec in jb.registry.algorithms().values():
+        assert len(scaling.QUICK.horizons_for(spec)) >= 4, spec.name
+        assert len(scaling.FULL.horizons_for(spec)) >= 4, spec.name
 
 
 def test_plan_override_checks_fields():
@@ -280,7 +340,7 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for name in ("scaling.json", "scaling.md", "scaling.npz"):
+    for name in ("scaling.json", "scaling.md", "results_T.npz", "results_C.npz", "results_d.npz"):
         assert (tmp_path / name).is_file()
     for part in ("T", "C", "d"):
         assert (tmp_path / f"scaling_{part}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -294,14 +354,32 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
     for r in rows:
         f = r["T"]
         assert math.isfinite(f["slope"]) and f["ci_low"] <= f["slope"] <= f["ci_high"]
+        assert len(f["local"]) == 1 and f["late"]["x"] == [30.0, 60.0]  # two horizons: one window
+        assert len(r["C"]["added_per_unit"]) == 2
         assert f["theory"] == pytest.approx(1 / (1 + r["eps"]))
         assert f["x"] == [30.0, 60.0] and f["seeds"] == 3
         assert math.isfinite(r["C"]["linear"]["slope"]) and math.isfinite(r["d"]["slope"])
     for key in ("versions", "device", "wall_seconds", "fit_method", "theory"):
         assert key in data
-    with np.load(tmp_path / "scaling.npz") as z:
-        assert z["T/oful"].shape == (2, 2, 2, 3)  # [variant, eps, horizon, seed]
-        assert np.all(np.isfinite(z["T/oful"])) and np.all(z["T/oful"] >= 0)
+    res = jb.SweepResult.load(tmp_path / "results_T.npz")
+    assert res.dims == ("algorithm", "constants", "eps", "seed", "round")
+    assert res.coords["round"].tolist() == [30, 60] and res.coords["constants"].tolist() == [
+        "theory",
+        "tuned",
+    ]
+    assert np.all(np.isfinite(res.cumulative_regret)) and np.all(res.cumulative_regret >= 0)
+    C = jb.SweepResult.load(tmp_path / "results_C.npz")
+    assert C.dims == ("algorithm", "constants", "eps", "C", "seed", "round") and C.coords[
+        "round"
+    ].tolist() == [60]
+    assert np.all(C.corruption_spent <= C.coords["C"][:, None, None] + 1e-3)
+    d = jb.SweepResult.load(tmp_path / "results_d.npz")
+    assert d.dims == ("algorithm", "constants", "eps", "dim", "seed", "round")
+    # one result format: the plot command opens each part, npz and netCDF
+    for part in ("T", "C", "d"):
+        assert cli.run_plot(tmp_path / f"results_{part}.npz").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        if (tmp_path / f"results_{part}.nc").exists():
+            cli.run_plot(tmp_path / f"results_{part}.nc", tmp_path / f"nc_{part}.png")
     md = (tmp_path / "scaling.md").read_text()
     assert "Where the theory's shape holds" in md and "OFUL" in md
     # the report is a function of the JSON alone: redrawn from the files, it is the same text
@@ -309,12 +387,23 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
     assert (tmp_path / "scaling.md").read_text() == md
 
 
-def test_identical_pairs_are_bitwise_equal_everywhere_and_nan_where_neither_ran():
-    base = np.arange(24, dtype=float).reshape(2, 3, 4)
-    arrays = {}
-    for m, shift in (("a", 0.0), ("b", 0.0), ("c", 1e-9)):
+def test_identical_runs_are_counted_per_cell_with_the_grid_values_where_they_differ():
+    """[variant, eps, grid, seed]: b equals a except at C = 20 (one seed), c never equals either; NaN
+    cells (not run) are not counted."""
+    rng = np.random.default_rng(0)
+    base = rng.uniform(1, 2, size=(2, 2, 3, 4))
+    base[1, :, 2] = np.nan  # the tuned variant did not run at the third grid point
+    arrays = {
+        "horizons": np.array([100, 200, 400]),
+        "budgets": np.array([0.0, 10.0, 20.0]),
+        "dims": np.array([5, 10, 20]),
+    }
+    for m in ("a", "b", "c"):
         for part in ("T", "C", "d"):
-            arr = base + shift
-            arr[0, 0, 0] = np.nan
-            arrays[f"{part}/{m}"] = arr
-    assert scaling.identical_pairs(arrays, ("a", "b", "c")) == [["a", "b"]]
+            arrays[f"{part}/{m}"] = base.copy() if m != "c" else base + 1.0
+    arrays["C/b"][0, 1, 2, 3] += 1e-6
+    rows = scaling.identical_runs(arrays, ("a", "b", "c"))
+    assert [r["pair"] for r in rows] == [["a", "b"]]
+    (row,) = rows
+    assert row["T"] == {"identical": 10, "cells": 10, "differ_at": []}
+    assert row["C"] == {"identical": 9, "cells": 10, "differ_at": [20.0]}

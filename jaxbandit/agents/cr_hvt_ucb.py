@@ -305,7 +305,7 @@ registry.register(
         cost="O(1)",
         knowledge=("eps", "nu", "corruption", "S", "L"),
         source="Tani & Futami, Algorithm 1 (the seed paper)",
-        color="tab:blue",
+        color="#332288",
     )
 )
 
@@ -322,6 +322,6 @@ registry.register(
         cost="O(1)",
         knowledge=("eps", "nu", "S", "L"),
         source="Wang et al. 2025 (CR-Hvt-UCB with C = 0)",
-        color="tab:cyan",
+        color="#88CCEE",
     )
 )

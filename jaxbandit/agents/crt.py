@@ -141,6 +141,6 @@ registry.register(
         cost="O(1)",
         knowledge=("eps", "nu", "S"),
         source="Medina & Yang 2016 (ICML), as in Xue et al. 2020's public code",
-        color="tab:olive",
+        color="#999933",
     )
 )

@@ -189,6 +189,6 @@ registry.register(
         cost="O(1)",
         knowledge=("corruption", "S", "L"),
         source="He, Zhou, Zhang & Gu 2022, Algorithm 1 and Theorem 4.2",
-        color="tab:green",
+        color="#117733",
     )
 )

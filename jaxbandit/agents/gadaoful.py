@@ -417,6 +417,6 @@ registry.register(
         cost="O(t)",
         knowledge=("nu", "corruption", "S", "L"),
         source="Yu et al., GAdaOFUL for the identity link (theory constants of the authors' notebook)",
-        color="tab:red",
+        color="#CC6677",
     )
 )

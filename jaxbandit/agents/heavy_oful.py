@@ -276,6 +276,6 @@ registry.register(
         cost="O(t)",
         knowledge=("eps", "nu", "S", "L"),
         source="Huang, Zhong, Wang & Yang 2023, Algorithm 1",
-        color="tab:orange",
+        color="#DDCC77",
     )
 )

@@ -178,6 +178,6 @@ registry.register(
         cost="O(1)",
         knowledge=(),
         source="Agrawal & Goyal 2013, Algorithm 1",
-        color="tab:purple",
+        color="#AA4499",
     )
 )

@@ -184,6 +184,6 @@ registry.register(
         cost="O(1)",
         knowledge=("S", "L"),
         source="Lykouris et al. 2018's layers, as M_OFUL in He et al. 2022's public code",
-        color="tab:pink",
+        color="#777777",
     )
 )

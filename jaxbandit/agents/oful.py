@@ -133,6 +133,6 @@ registry.register(
         cost="O(1)",
         knowledge=("S", "L"),
         source="Abbasi-Yadkori, Pál & Szepesvári 2011, Theorem 2",
-        color="tab:gray",
+        color="#000000",
     )
 )

@@ -160,6 +160,6 @@ registry.register(
         cost="O(1)",
         knowledge=("S", "L"),
         source="Zhang, Xu, Zhao & Sugiyama 2025 (NeurIPS), Algorithm 1, identity link",
-        color="tab:brown",
+        color="#882255",
     )
 )

@@ -158,6 +158,6 @@ registry.register(
         cost="O(t)",
         knowledge=("eps", "nu", "S"),
         source="Shao et al. 2018 (NeurIPS), as in Xue et al. 2020's public code",
-        color="darkgoldenrod",
+        color="#44AA99",
     )
 )

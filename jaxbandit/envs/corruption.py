@@ -132,6 +132,9 @@ def targeted(budget: ArrayLike, *, target: ArrayLike | None = None) -> Adversary
     learner's ranking — where θ† and θ* prefer different arms (argmax_k ⟨X_k, θ†⟩ ≠ argmax_k ⟨X_k, θ*⟩,
     ties to the lowest index); elsewhere c_t = 0. The last corrupted round is cut to the budget left:
     Σ|c_t| ≤ C exactly. ``target`` `[d]`: a concrete or traced vector (its norm is not restricted).
+
+    With the default θ† = −θ* the two always prefer different arms (when the means differ), so every
+    round is corrupted by −2⟨X_{a_t}, θ*⟩: exactly :func:`flip`. Give a ``target`` for another attack.
     """
     V.check_nonnegative(
         "budget", budget, allow_inf=True, required=True, why="the total corruption C = Σ|c_t|"

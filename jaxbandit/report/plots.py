@@ -22,19 +22,47 @@ from .analysis import _seed_last, check_result, loglog_fit, mean_and_stderr
 from .results import SweepResult
 
 __all__ = [
+    "algorithm_style",
     "mean_and_stderr",
     "panel_axis",
     "plot_final_vs",
     "plot_panels",
     "plot_regret_curves",
     "plot_runtime",
+    "pyplot",
     "save_figure",
 ]
 
 _NON_GRID = ("algorithm", "seed", "round")
+#: One marker per registered algorithm (registry order), so that lines of the same colour stay apart.
+MARKERS = ("o", "s", "^", "v", "D", "P", "X", "*", "h", "<", ">", "p")
+#: The colours lines take in turn: Paul Tol's colour-blind-safe "muted" scheme, then black and grey.
+PALETTE = (
+    "#332288", "#CC6677", "#117733", "#88CCEE", "#DDCC77", "#882255", "#44AA99", "#999933", "#AA4499",
+    "#000000", "#777777",
+)  # fmt: skip
 
 
-def _pyplot():
+def _style(k: int) -> dict:
+    """The colour and marker of the ``k``-th line of a plot."""
+    return {"color": PALETTE[k % len(PALETTE)], "marker": MARKERS[k % len(MARKERS)]}
+
+
+def algorithm_style(name: str) -> dict:
+    """``{"color", "marker"}`` of a registered algorithm for ``plot``/``errorbar``: its registry colour (the
+    registered algorithms use Paul Tol's colour-blind-safe "muted" palette, black and grey) and a marker
+    of its own by registry position, so that 11 lines stay apart in greyscale too; an unknown name is
+    grey with a dot."""
+    from ..agents import registry
+
+    names = registry.names()
+    if name not in names:
+        return {"color": "0.45", "marker": "."}
+    return {"color": registry.algorithm(name).color, "marker": MARKERS[names.index(name) % len(MARKERS)]}
+
+
+def pyplot():
+    """``matplotlib.pyplot``, imported on first use, with the Agg backend where no display can be opened."""
     import matplotlib
 
     if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
@@ -49,7 +77,7 @@ def _pyplot():
 
 def _new_axes(ax, figsize=(6, 4)):
     if ax is None:
-        _, ax = _pyplot().subplots(figsize=figsize)
+        _, ax = pyplot().subplots(figsize=figsize)
         return ax
     from matplotlib.axes import Axes
 
@@ -59,8 +87,12 @@ def _new_axes(ax, figsize=(6, 4)):
 
 
 def _format_value(dim, value) -> str:
+    """A legend or title entry: the algorithm's name alone, ``dim=value`` otherwise (numbers as ``%g``,
+    string coordinates such as a benchmark's ``constants="tuned"`` as they are)."""
     if dim == "algorithm":
         return str(value)
+    if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return f"{dim}={value.decode() if isinstance(value, bytes) else value}"
     return f"{dim}={float(value):g}"
 
 
@@ -83,26 +115,56 @@ def _prefixed(label, labels: list[str]) -> list[str]:
     return [f"{label}, {x}" if x else label for x in labels]
 
 
+LEGENDS = ("right", "below", None)
+SAME = "same runs as"
+
+
+def _legend(ax, where) -> None:
+    """The legend outside the data: to the right of the axes or below them (None: no legend)."""
+    if where == "right":
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    elif where == "below":
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0)
+
+
 def plot_regret_curves(
-    result: SweepResult, *, ax=None, loglog: bool = False, title: str | None = None, label: str | None = None
+    result: SweepResult,
+    *,
+    ax=None,
+    loglog: bool = False,
+    title: str | None = None,
+    label: str | None = None,
+    legend: str | None = "right",
 ):
     """Mean cumulative regret against round t with a ± one standard-error band over seeds, one line
     per combination of the axes other than ``seed`` and ``round`` (select first with ``result.sel``
     to plot fewer). ``loglog=True``: log–log axes, where a slope-1 line is linear regret. ``label``
     prefixes every line's legend entry (e.g. the algorithm's name when the result has no
-    ``algorithm`` axis); call again with the same ``ax`` to overlay another result."""
+    ``algorithm`` axis); call again with the same ``ax`` to overlay another result. A line whose runs
+    equal an earlier line's exactly would be hidden under it: it is drawn dashed and its legend entry
+    says whose it is. ``legend``: ``"right"`` of the axes, ``"below"`` them, or None."""
     check_result(result)
     loglog = V.check_flag("loglog", loglog)
+    if legend not in LEGENDS:
+        raise ValueError(f"legend={legend!r} is invalid: it must be one of {LEGENDS}")
     ax = _new_axes(ax)
     rounds = np.asarray(result.coords["round"], dtype=np.float64)
     curves, other = _seed_last(result)
     flat = curves.reshape((-1,) + curves.shape[-2:])
     labels = _prefixed(label, _labels(result, other))
-    for name, c in zip(labels, flat):
+    for k, (name, c) in enumerate(zip(labels, flat)):
         mean, se = mean_and_stderr(c, axis=0)
+        same = next((labels[j] for j in range(k) if np.array_equal(flat[j], c, equal_nan=True)), None)
+        if same is not None:
+            name = f"{name} ({SAME} {same})" if name else f"{SAME} {same}"
         (line,) = ax.plot(
-            rounds, mean, label=name or None, marker="o" if rounds.size < 3 else None
-        )  # e.g. a tuning result: final round only
+            rounds,
+            mean,
+            label=name or None,
+            marker="o" if rounds.size < 3 else None,  # e.g. a tuning result: final round only
+            linestyle="--" if same is not None else "-",
+            color=PALETTE[len(ax.get_lines()) % len(PALETTE)],
+        )
         lower = mean - se
         if loglog:  # a band reaching 0 would be drawn to −∞; stop it at the curve's positive floor
             positive = mean[mean > 0]
@@ -113,11 +175,11 @@ def plot_regret_curves(
         ax.set_xscale("log")
         ax.set_yscale("log")
     ax.set_xlabel("round t")
-    ax.set_ylabel("cumulative regret")
+    ax.set_ylabel("cumulative regret (mean ± s.e. over seeds)")
     if title:
         ax.set_title(title)
     if any(labels) or ax.get_legend() is not None:
-        ax.legend(fontsize=8)
+        _legend(ax, legend)
     ax.grid(alpha=0.3, which="both" if loglog else "major")
     return ax
 
@@ -143,7 +205,9 @@ def plot_final_vs(
     check_result(result)
     logx = V.check_flag("logx", logx)
     logy = V.check_flag("logy", logy)
-    grid_axes = [d for d in result.dims if d not in _NON_GRID]
+    grid_axes = [
+        d for d in result.dims if d not in _NON_GRID and np.asarray(result.coords[d]).dtype.kind not in "USO"
+    ]
     if axis not in grid_axes:
         raise ValueError(
             f"axis={axis!r} is invalid: it must be one of the result's numeric grid axes {tuple(grid_axes)}"
@@ -158,10 +222,16 @@ def plot_final_vs(
     order = np.argsort(x, kind="stable")
     flat = final.reshape((-1,) + final.shape[-2:])
     labels = _prefixed(label, _labels(result, rest))
-    for name, f in zip(labels, flat):
+    for k, (name, f) in enumerate(zip(labels, flat)):
         mean, se = mean_and_stderr(f, axis=-1)
         ax.errorbar(
-            x[order], mean[order], yerr=se[order], marker="o", markersize=4, capsize=3, label=name or None
+            x[order],
+            mean[order],
+            yerr=se[order],
+            markersize=4,
+            capsize=3,
+            label=name or None,
+            **_style(k),
         )
     if logx:
         nonzero = np.abs(x[x != 0])
@@ -169,6 +239,9 @@ def plot_final_vs(
             ax.set_xscale("log")
         elif nonzero.size:
             ax.set_xscale("symlog", linthresh=float(nonzero.min()))
+    ax.set_xticks(np.unique(x))  # ticks at the grid's own values
+    ax.set_xticklabels([f"{v:g}" for v in np.unique(x)])
+    ax.minorticks_off()
     if logy:
         ax.set_yscale("log")
     ax.set_xlabel(axis)
@@ -176,7 +249,7 @@ def plot_final_vs(
     if title:
         ax.set_title(title)
     if any(labels) or ax.get_legend() is not None:
-        ax.legend(fontsize=8)
+        _legend(ax, "right")
     ax.grid(alpha=0.3)
     return ax
 
@@ -221,7 +294,7 @@ def plot_runtime(
                 )
         series.append((str(name), T, sec.reshape(T.size, -1)))
     ax = _new_axes(ax)
-    for name, T, sec in series:
+    for k, (name, T, sec) in enumerate(series):
         order = np.argsort(T, kind="stable")
         T, sec = T[order], sec[order]
         mid = np.median(sec, axis=1)
@@ -230,16 +303,16 @@ def plot_runtime(
             label = f"{name} (slope {float(loglog_fit(T, mid)):.2f})"
         if sec.shape[1] > 1:
             yerr = np.stack([mid - sec.min(axis=1), sec.max(axis=1) - mid])
-            ax.errorbar(T, mid, yerr=yerr, marker="o", markersize=4, capsize=3, label=label)
+            ax.errorbar(T, mid, yerr=yerr, markersize=4, capsize=3, label=label, **_style(k))
         else:
-            ax.plot(T, mid, marker="o", markersize=4, label=label)
+            ax.plot(T, mid, markersize=4, label=label, **_style(k))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("horizon T")
     ax.set_ylabel("wall-clock seconds")
     if title:
         ax.set_title(title)
-    ax.legend(fontsize=8)
+    _legend(ax, "right")
     ax.grid(alpha=0.3, which="both")
     return ax
 
@@ -278,17 +351,30 @@ def plot_panels(
     values = [None] if by is None else list(np.asarray(result.coords[by]))
     cols = min(int(ncols), len(values))
     rows = math.ceil(len(values) / cols)
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4 * rows), sharey=True, squeeze=False)
     for k, (value, ax) in enumerate(zip(values, axes.ravel())):
         part = result if by is None else _take(result, by, k)
         plot_regret_curves(
-            part, ax=ax, loglog=loglog, title=None if value is None else _format_value(by, value)
+            part,
+            ax=ax,
+            loglog=loglog,
+            title=None if value is None else _format_value(by, value),
+            legend=None,
         )
+        if any(SAME in line.get_label() for line in ax.get_lines()):
+            ax.set_title(f"{ax.get_title()}\n(dashed: the same runs as an earlier line)", fontsize=9)
         if k % cols:
             ax.set_ylabel("")
     for ax in axes.ravel()[len(values) :]:
         ax.set_visible(False)
+    from matplotlib.lines import Line2D
+
+    first = axes.ravel()[0].get_lines()
+    names = [line.get_label().split(f" ({SAME}")[0] for line in first]
+    if any(n and not n.startswith("_") for n in names):
+        handles = [Line2D([], [], color=line.get_color()) for line in first]
+        fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8)
     if title:
         fig.suptitle(title)
     fig.tight_layout()

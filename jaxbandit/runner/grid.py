@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 import jax
@@ -47,9 +48,14 @@ class _Constant:
         return isinstance(other, _Constant) and other.value is self.value
 
 
+class RepeatedValueWarning(UserWarning):
+    """A grid axis holds a value twice: legitimate where a batch is padded to one compiled width (the
+    benchmark's tuning batches filter it), a slip elsewhere."""
+
+
 def grid_arrays(grid: Mapping[str, Sequence[float]] | None) -> tuple[tuple[str, ...], tuple[np.ndarray, ...]]:
-    """The grid's names and its axes as 1-D arrays, checked (names, non-empty, no NaN, no overflow, no
-    value twice)."""
+    """The grid's names and its axes as 1-D arrays, checked (names, non-empty, no NaN, no overflow); a
+    value twice is a :class:`RepeatedValueWarning`."""
     if grid is None:
         return (), ()
     if not isinstance(grid, Mapping):
@@ -77,10 +83,11 @@ def grid_arrays(grid: Mapping[str, Sequence[float]] | None) -> tuple[tuple[str, 
         seen, counts = np.unique(arr.astype(float_dtype()), return_counts=True)
         if np.any(counts > 1):
             twice, times = seen[counts > 1][0].item(), counts[counts > 1][0]
-            raise ValueError(
+            warnings.warn(
                 f"grid[{name!r}] holds the value {twice!r} {times} times (in {np.dtype(float_dtype()).name}, "
-                "the dtype the runs use): every value of an axis must differ, or its runs are repeated and "
-                "selecting it picks one"
+                "the dtype the runs use): its runs are repeated, bitwise, and selecting it picks the first",
+                RepeatedValueWarning,
+                stacklevel=3,
             )
         names.append(name)
         axes.append(arr)

@@ -1,8 +1,10 @@
 """The robustness benchmark (``python -m jaxbandit bench``): every registered algorithm × adversary ×
-noise family × C × ε × seeds, with theory constants and constants tuned on disjoint seeds over all
-scenarios together; a report ranks them and draws the robustness frontier."""
+noise family × C × ε × seeds, with theory constants and constants tuned by one protocol (``protocol``)
+on disjoint seeds over all scenarios together; a report, computed from the compact per-seed results,
+ranks them and draws the robustness frontier."""
 
-from .report import markdown, write_report
+from . import protocol
+from .report import compact, markdown, rewrite, write_report
 from .run import backend_devices, combine, run_algorithm, run_bench, save_results, to_dataset
 from .settings import (
     ADVERSARIES,
@@ -26,10 +28,13 @@ __all__ = [
     "attacks",
     "backend_devices",
     "combine",
+    "compact",
     "environment_factory",
     "make_settings",
     "markdown",
     "noise_settings",
+    "protocol",
+    "rewrite",
     "run_algorithm",
     "run_bench",
     "save_results",

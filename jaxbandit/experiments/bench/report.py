@@ -1,14 +1,19 @@
-"""The benchmark's report: a ranking with mean ± s.e. over seeds, paired comparisons across seeds, the
-robustness frontier (final regret against C for each adversary), regret against ε, and log–log slopes
-of regret in t; as Markdown (``report.md``) and figures (``frontier.png``, ``epsilon.png``).
+"""The benchmark's report, computed from the compact per-seed results (``per_seed.npz``, :func:`compact`)
+and the manifest alone, so that the committed files reproduce every number: rankings by mean rank and by
+mean regret, paired comparisons across seeds, which scenarios and which algorithms gave identical runs,
+the tuned constants with their search, the robustness frontier (final regret against C per adversary),
+regret against ε and log–log slopes of regret in t; as Markdown (``report.md``) and figures
+(``frontier.png``, ``epsilon.png``).
 
 Every statistic treats the seed as the unit: each seed's runs share θ*, contexts and noise across
 algorithms and scenarios (common random numbers), so per-seed averages over scenarios are independent
-samples and differences between algorithms are paired.
+samples and differences between algorithms are paired. Scenarios whose runs are bitwise identical to an
+earlier scenario's for every algorithm (:func:`duplicate_scenarios`) are counted once.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +21,25 @@ import numpy as np
 import jaxbandit as jb
 
 from ...report.analysis import mean_and_stderr
+from ...report.plots import algorithm_style, pyplot, save_figure
 from ...report.results import SweepResult, atomic_write_bytes
+from . import protocol
+
+#: The rounds the compact results keep: t ≥ this fraction of T (the log–log slopes' window).
+LATE = 0.1
+#: The reference algorithm of the paired comparisons (when it ran).
+REFERENCE = "cr_hvt_ucb"
+RANK_RESAMPLES = 1000
+
+
+def compact(result: SweepResult) -> SweepResult:
+    """The per-seed results the report needs: every run's cumulative regret and corruption spent at the
+    recorded rounds t ≥ ``LATE``·T (float32), dims as ``result``'s."""
+    rounds = np.asarray(result.coords["round"])
+    keep = rounds >= LATE * rounds[-1]
+    data = {k: np.asarray(v)[..., keep].astype(np.float32) for k, v in result.data.items()}
+    coords = {**result.coords, "round": rounds[keep]}
+    return SweepResult(result.dims, coords, data, dict(result.meta))
 
 
 def _final(result: SweepResult) -> np.ndarray:
@@ -24,55 +47,134 @@ def _final(result: SweepResult) -> np.ndarray:
     return np.asarray(result.data["cumulative_regret"][..., -1], np.float64)
 
 
-def _labels(result: SweepResult) -> list[str]:
-    return [jb.registry.algorithm(str(a)).label for a in result.coords["algorithm"]]
+def _names(result: SweepResult) -> list[str]:
+    return [str(a) for a in result.coords["algorithm"]]
 
 
-def ranking(result: SweepResult, constants: int) -> list[dict]:
-    """Algorithms by their final regret averaged over every scenario (per seed, then mean ± s.e. over
-    seeds), best first; with the mean rank over scenarios and the scenarios won."""
+def _label(name: str) -> str:
+    try:
+        return jb.registry.algorithm(name).label
+    except ValueError:  # a result written with an algorithm no longer registered
+        return name
+
+
+# --- what the runs say about themselves --------------------------------------------------------------
+
+
+def duplicate_scenarios(result: SweepResult) -> dict[str, list[tuple[str, str]]]:
+    """``{"attack": [(earlier, later), ...], "noise": [...]}``: scenarios whose runs (cumulative regret and
+    corruption spent at every kept round, every algorithm, constants and seed) are bitwise those of an
+    earlier scenario on the same axis — e.g. an adversary that degenerates into another."""
+    out: dict[str, list[tuple[str, str]]] = {"attack": [], "noise": []}
+    for axis in out:
+        ax = result.dims.index(axis)
+        labels = [str(v) for v in result.coords[axis]]
+        fields = [np.moveaxis(np.asarray(v), ax, 0) for v in result.data.values()]
+        for j in range(len(labels)):
+            for i in range(j):
+                if all(np.array_equal(f[i], f[j], equal_nan=True) for f in fields):
+                    out[axis].append((labels[i], labels[j]))
+                    break
+    return out
+
+
+def distinct(result: SweepResult) -> SweepResult:
+    """``result`` without the later scenario of each pair :func:`duplicate_scenarios` finds."""
+    dropped = duplicate_scenarios(result)
+    for axis, pairs in dropped.items():
+        later = {b for _, b in pairs}
+        keep = [i for i, v in enumerate(result.coords[axis]) if str(v) not in later]
+        ax = result.dims.index(axis)
+        data = {k: np.take(np.asarray(v), keep, axis=ax) for k, v in result.data.items()}
+        coords = {**result.coords, axis: np.asarray(result.coords[axis])[keep]}
+        result = SweepResult(result.dims, coords, data, dict(result.meta))
+    return result
+
+
+def identical_algorithms(result: SweepResult, constants: int) -> list[dict]:
+    """Pairs of algorithms whose runs are bitwise identical (cumulative regret at every kept round, every
+    seed) in at least one scenario, with ``constants``: ``{"pair": (a, b), "scenarios": k, "of": n}``."""
+    curves = np.asarray(result.data["cumulative_regret"])[:, constants]  # [alg, noise, attack, seed, round]
+    names = _names(result)
+    cells = curves.reshape(len(names), -1, curves.shape[-2] * curves.shape[-1])
+    rows = []
+    for i, a in enumerate(names):
+        for j in range(i + 1, len(names)):
+            same = np.all(cells[i] == cells[j], axis=-1)
+            if same.any():
+                rows.append({"pair": (a, names[j]), "scenarios": int(same.sum()), "of": int(same.size)})
+    return rows
+
+
+# --- rankings and comparisons ------------------------------------------------------------------------
+
+
+def _ranks(cell: np.ndarray) -> np.ndarray:
+    """Ranks along axis 0 (1 = least regret), ties sharing the mean of their ranks."""
+    below = (cell[None, :] < cell[:, None]).sum(axis=1)
+    tied = (cell[None, :] == cell[:, None]).sum(axis=1)
+    return below + (tied + 1) / 2.0
+
+
+def ranking(result: SweepResult, constants: int, resamples: int = RANK_RESAMPLES) -> list[dict]:
+    """Every algorithm's mean rank over the scenarios (rank of its seed-mean final regret in each
+    scenario, ties sharing ranks) with a 95 % bootstrap interval (seeds resampled jointly), its final
+    regret averaged over every scenario (per seed, then mean ± s.e. over seeds) and the rank that gives,
+    and the scenarios won (a k-way tie for the least regret counts 1/k each); sorted by mean rank."""
     final = _final(result)[:, constants]  # [alg, noise, attack, seed]
+    n_alg, n_seed = final.shape[0], final.shape[-1]
     per_seed = final.mean(axis=(1, 2))
     mean, se = mean_and_stderr(per_seed, axis=-1)
-    cell = final.mean(axis=-1).reshape(final.shape[0], -1)  # [alg, scenarios]
-    ranks = np.argsort(np.argsort(cell, axis=0), axis=0) + 1.0
-    wins = (ranks == 1).sum(axis=1)
+    cells = final.reshape(n_alg, -1, n_seed)  # [alg, scenario, seed]
+    ranks = _ranks(cells.mean(axis=-1))
+    best = cells.mean(axis=-1) == cells.mean(axis=-1).min(axis=0)
+    wins = (best / best.sum(axis=0)).sum(axis=1)
+    idx = np.random.default_rng(0).integers(0, n_seed, size=(resamples, n_seed))
+    boot = np.stack([_ranks(cells[:, :, i].mean(axis=-1)).mean(axis=-1) for i in idx])  # [resample, alg]
+    low, high = np.quantile(boot, [0.025, 0.975], axis=0)
+    by_regret = _ranks(np.where(np.isnan(mean), np.inf, mean))
     rows = []
-    for i, label in enumerate(_labels(result)):
+    for i, name in enumerate(_names(result)):
         rows.append(
             dict(
-                algorithm=str(result.coords["algorithm"][i]),
-                label=label,
+                algorithm=name,
+                label=_label(name),
+                mean_rank=float(ranks[i].mean()),
+                rank_low=float(low[i]),
+                rank_high=float(high[i]),
                 mean=float(mean[i]),
                 stderr=float(se[i]),
-                mean_rank=float(ranks[i].mean()),
-                wins=int(wins[i]),
-                scenarios=int(cell.shape[1]),
+                regret_rank=float(by_regret[i]),
+                wins=float(wins[i]),
+                scenarios=int(cells.shape[1]),
             )
         )
-    return sorted(rows, key=lambda r: (np.isnan(r["mean"]), r["mean"]))
+    return sorted(rows, key=lambda r: (r["mean_rank"], r["mean"]))
 
 
 def paired(result: SweepResult, constants: int, reference: str) -> list[dict]:
     """``reference`` against every other algorithm: the per-seed difference of scenario-averaged final
-    regret (other − reference; positive: the reference is better), mean ± s.e., its t statistic, the
-    seeds on which the reference is better, and the scenarios in which it is better by more than two
-    standard errors of the paired difference (and worse by as much)."""
-    names = [str(a) for a in result.coords["algorithm"]]
+    regret (other − reference; positive: the reference is better), mean ± s.e., its t statistic (NaN when
+    the s.e. is 0), the seeds on which the reference is better, the scenarios in which it is better by
+    more than two standard errors of the paired difference (and worse by as much), and the scenarios in
+    which the two are identical in every seed's run."""
+    names = _names(result)
     final = _final(result)[:, constants]
-    ref = final[names.index(reference)]
+    curves = np.asarray(result.data["cumulative_regret"])[:, constants]
+    r = names.index(reference)
     rows = []
     for i, name in enumerate(names):
         if name == reference:
             continue
-        diff = final[i] - ref  # [noise, attack, seed]
+        diff = final[i] - final[r]  # [noise, attack, seed]
         per_seed = diff.mean(axis=(0, 1))
         m, s = mean_and_stderr(per_seed, axis=-1)
         cell_m, cell_s = mean_and_stderr(diff, axis=-1)
+        same = np.all(curves[i] == curves[r], axis=(-2, -1))  # [noise, attack]
         rows.append(
             dict(
                 algorithm=name,
-                label=jb.registry.algorithm(name).label,
+                label=_label(name),
                 mean_difference=float(m),
                 stderr=float(s),
                 t=float(m / s) if s > 0 else float("nan"),
@@ -80,21 +182,29 @@ def paired(result: SweepResult, constants: int, reference: str) -> list[dict]:
                 seeds=int(per_seed.size),
                 scenarios_better=int((cell_m > 2 * cell_s).sum()),
                 scenarios_worse=int((cell_m < -2 * cell_s).sum()),
+                scenarios_identical=int(same.sum()),
                 scenarios=int(cell_m.size),
             )
         )
     return rows
 
 
-def _attack_table(info: dict):
-    attacks = info["attacks"]
+def _attack_table(info: dict, result: SweepResult):
+    """Adversary and C of each attack of ``result`` (which may hold fewer attacks than the manifest)."""
+    by_name = {a["name"]: a for a in info["attacks"]}
+    attacks = [by_name[str(a)] for a in result.coords["attack"]]
     return [a["adversary"] for a in attacks], np.array([a["C"] for a in attacks], np.float64)
 
 
-def _without_corruption(values: np.ndarray, info: dict) -> np.ndarray:
+def _noise_table(info: dict, result: SweepResult) -> list[dict]:
+    by_name = {n["name"]: n for n in info["noises"]}
+    return [by_name[str(n)] for n in result.coords["noise"]]
+
+
+def _without_corruption(values: np.ndarray, info: dict, result: SweepResult) -> np.ndarray:
     """``values`` `[alg, noise, attack, ...]` at the ``none`` attack (averaged over the attacks when it
     was not run): `[alg, noise, ...]`."""
-    kinds, _ = _attack_table(info)
+    kinds, _ = _attack_table(info, result)
     none = [i for i, k in enumerate(kinds) if k == "none"]
     return values[:, :, none or slice(None)].mean(axis=2)
 
@@ -102,7 +212,7 @@ def _without_corruption(values: np.ndarray, info: dict) -> np.ndarray:
 def frontier(result: SweepResult, info: dict, constants: int) -> dict:
     """``{adversary: (C values, mean [alg, C], s.e. [alg, C])}``: final regret averaged over noise settings
     per seed, against C; C = 0 is the no-corruption scenario (shared by every adversary)."""
-    kinds, levels = _attack_table(info)
+    kinds, levels = _attack_table(info, result)
     final = _final(result)[:, constants].mean(axis=1)  # [alg, attack, seed]
     none = [i for i, k in enumerate(kinds) if k == "none"]
     out = {}
@@ -116,8 +226,8 @@ def frontier(result: SweepResult, info: dict, constants: int) -> dict:
 def versus_eps(result: SweepResult, info: dict, constants: int) -> dict:
     """``{family: (ε values, mean [alg, ε], s.e. [alg, ε])}`` for families run at several ε: final regret
     without corruption (the ``none`` attack; averaged over attacks when it was not run)."""
-    noises = info["noises"]
-    clean = _without_corruption(_final(result)[:, constants], info)  # [alg, noise, seed]
+    noises = _noise_table(info, result)
+    clean = _without_corruption(_final(result)[:, constants], info, result)  # [alg, noise, seed]
     out = {}
     for fam in dict.fromkeys(n["family"] for n in noises):
         idx = [i for i, n in enumerate(noises) if n["family"] == fam]
@@ -128,22 +238,42 @@ def versus_eps(result: SweepResult, info: dict, constants: int) -> dict:
     return out
 
 
-def loglog_slopes(result: SweepResult, info: dict, constants: int, start: float = 0.1) -> dict:
+def loglog_slopes(result: SweepResult, info: dict, constants: int, start: float = LATE) -> dict:
     """The slope of log R_t against log t over the recorded rounds t ≥ ``start``·T, per seed, then
     mean ± s.e. over seeds: ``{noise name: (eps, mean [alg], s.e. [alg])}``, without corruption."""
     rounds = np.asarray(result.coords["round"], np.float64)
     keep = rounds >= start * rounds[-1]
     curve = np.asarray(result.data["cumulative_regret"], np.float64)[:, constants]
-    clean = _without_corruption(curve, info)  # [alg, noise, seed, round]
+    clean = _without_corruption(curve, info, result)  # [alg, noise, seed, round]
     x = np.log(rounds[keep])
     y = np.log(np.maximum(clean[..., keep], 1e-12))  # [alg, noise, seed, r]
     xc = x - x.mean()
     slope = ((y - y.mean(axis=-1, keepdims=True)) * xc).sum(axis=-1) / (xc**2).sum()
     out = {}
-    for j, n in enumerate(info["noises"]):
+    for j, n in enumerate(_noise_table(info, result)):
         mean, se = mean_and_stderr(slope[:, j], axis=-1)
         out[n["name"]] = (float(n["eps"]), mean, se)
     return out
+
+
+def searches(result: SweepResult, info: dict) -> list[dict]:
+    """Per algorithm: the tuned constants, the settings its search evaluated (``budget``) against the
+    protocol's base budget, and the axes whose best value is a limit the search could not pass."""
+    coarse = bool(info["settings"].get("coarse_tuning", False))
+    rows = []
+    for name in _names(result):
+        found = info.get("search", {}).get(name, {})
+        rows.append(
+            dict(
+                algorithm=name,
+                label=_label(name),
+                tuned=info.get("tuned", {}).get(name, {}),
+                budget=found.get("budget"),
+                base_budget=protocol.base_budget(name, coarse) if name in jb.registry.names() else None,
+                edges=found.get("edges", {}),
+            )
+        )
+    return rows
 
 
 # --- Markdown ---------------------------------------------------------------------------------------
@@ -166,63 +296,182 @@ def _table(title: str, columns: list[str], labels: list[str], mean, se) -> list[
     return [*lines, ""]
 
 
+def _wins(w: float) -> str:
+    return f"{w:.0f}" if float(w).is_integer() else f"{w:.1f}"
+
+
+def _constants_text(tuned: dict) -> str:
+    """The tuned constants, the radius scale first (a JSON manifest holds them sorted by name)."""
+    order = sorted(tuned, key=lambda k: (k != protocol.RADIUS, k))
+    return ", ".join(f"{k} = {tuned[k]:.3g}" for k in order) or "—"
+
+
+def _ranking_lines(result: SweepResult, c: int, cname: str) -> list[str]:
+    lines = [
+        f"## Ranking — {cname} constants",
+        "",
+        "| rank | algorithm | mean rank [95% CI] | final regret, mean over scenarios ± s.e. | rank by it | "
+        "scenarios won |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    rows = ranking(result, c)
+    for k, r in enumerate(rows, 1):
+        lines.append(
+            f"| {k} | {r['label']} | {r['mean_rank']:.2f} [{r['rank_low']:.2f}, {r['rank_high']:.2f}] | "
+            f"{_fmt(r['mean'], r['stderr'])} | {r['regret_rank']:g} | {_wins(r['wins'])}/{r['scenarios']} |"
+        )
+    by_rank = [r["algorithm"] for r in rows]
+    by_regret = [r["algorithm"] for r in sorted(rows, key=lambda r: (r["regret_rank"], r["mean_rank"]))]
+    differ = [r["label"] for r in rows if by_rank.index(r["algorithm"]) != by_regret.index(r["algorithm"])]
+    lines += [
+        "",
+        "The two orders agree."
+        if not differ
+        else f"The two orders differ for {', '.join(differ)}: by mean regret the order is "
+        + ", ".join(_label(a) for a in by_regret)
+        + ".",
+        "",
+    ]
+    if REFERENCE in _names(result):
+        lines += [
+            f"Paired against CR-Hvt-UCB ({cname}): other − CR-Hvt-UCB per seed (positive: CR-Hvt-UCB "
+            "better); scenarios where the paired difference exceeds two standard errors; scenarios where "
+            "every seed's run is identical.",
+            "",
+            "| algorithm | difference ± s.e. | t | seeds CR better | scenarios CR better / worse | "
+            "identical |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in paired(result, c, REFERENCE):
+            if r["scenarios_identical"] == r["scenarios"]:
+                cells = "identical runs in every scenario | — | — | — "
+            else:
+                t = f"{r['t']:.1f}" if np.isfinite(r["t"]) else "—"
+                cells = (
+                    f"{_fmt(r['mean_difference'], r['stderr'])} | {t} | {r['seeds_better']}/{r['seeds']} | "
+                    f"{r['scenarios_better']} / {r['scenarios_worse']} "
+                )
+            lines.append(f"| {r['label']} | {cells}| {r['scenarios_identical']}/{r['scenarios']} |")
+        lines.append("")
+    return lines
+
+
+def _slope_lines(result: SweepResult, info: dict, c: int, labels: list[str]) -> list[str]:
+    rounds = np.asarray(result.coords["round"], np.float64)
+    if np.count_nonzero(rounds >= LATE * rounds[-1]) < 2:
+        return [f"Not computed: fewer than 2 recorded rounds t ≥ {LATE:g}·T."]
+    lines = [
+        f"Least-squares slope of log R_t on log t over the recorded rounds t ≥ {LATE:g}·T, per seed, "
+        "mean ± s.e.; 1/(1+ε) is the exponent of the worst-case upper bound, not a prediction for this "
+        "instance: a slope above it says regret still grows faster than the bound's shape at this "
+        "horizon, one below it that the instance is easier than the worst case.",
+        "",
+        "| noise | 1/(1+ε) | " + " | ".join(labels) + " |",
+        "|---|---:|" + "---:|" * len(labels),
+    ]
+    for name, (eps, mean, se) in loglog_slopes(result, info, c).items():
+        cells = " | ".join(f"{m:.2f} ± {s:.2f}" for m, s in zip(mean, se))
+        lines.append(f"| {name} | {1 / (1 + eps):.2f} | {cells} |")
+    return lines
+
+
 def markdown(result: SweepResult, info: dict) -> str:
-    """The report as Markdown."""
+    """The report as Markdown, from the compact results (:func:`compact`) and the manifest."""
     st = info["settings"]
-    labels = _labels(result)
-    names = [str(a) for a in result.coords["algorithm"]]
-    reference = "cr_hvt_ucb" if "cr_hvt_ucb" in names else None
+    dropped = duplicate_scenarios(result)
+    result = distinct(result)
+    labels = [_label(a) for a in _names(result)]
+    n_scen = len(result.coords["noise"]) * len(result.coords["attack"])
+    coarse = bool(st.get("coarse_tuning", False))
+    radius = protocol.RADIUS_GRID[::2] if coarse else protocol.RADIUS_GRID
+    tune_seeds = st["tune_seeds"]
+    few = (
+        f" (fewer than the protocol's {protocol.MIN_TUNE_SEEDS}: a smoke test, not a result)"
+        if len(tune_seeds) < protocol.MIN_TUNE_SEEDS
+        else ""
+    )
     lines = [
         "# jaxbandit robustness benchmark",
         "",
         f"T = {st['horizon']}, d = 10, K = 20 unit contexts, ‖θ*‖ = 1; {len(st['seeds'])} reported seeds "
-        f"({st['seeds'][0]}–{st['seeds'][-1]}); constants tuned on seeds {st['tune_seeds'][0]}–"
-        f"{st['tune_seeds'][-1]} over all {len(info['noises']) * len(info['attacks'])} scenarios together "
-        "(one setting per algorithm: the least final regret averaged over every scenario).",
+        f"({st['seeds'][0]}–{st['seeds'][-1]}); constants tuned on {len(tune_seeds)} seeds "
+        f"({tune_seeds[0]}–{tune_seeds[-1]}){few} over all {n_scen} distinct scenarios together (one "
+        "setting per algorithm: the least final regret averaged over every scenario).",
+        "",
+        f"Tuning protocol (`jaxbandit.experiments.bench.protocol`): the radius scale, a multiplier of each "
+        f"algorithm's theory radius, over the same {len(radius)} values for every algorithm "
+        f"({radius[0]:g} … {radius[-1]:g}, {'decades' if coarse else 'half decades'}), then each other free "
+        "constant over its registry values at the radius chosen; an optimum at the edge of what was "
+        "tried is extended until it has a neighbour on both sides or reaches its limit (then reported "
+        "below).",
         "",
         "Noise settings: "
-        + "; ".join(f"{n['name']}: {n['description']}, ν = {n['nu']:.4g}" for n in info["noises"]),
+        + "; ".join(
+            f"{n['name']}: {n['description']}, ν = {n['nu']:.4g}" for n in _noise_table(info, result)
+        ),
         "",
         "Attacks: "
-        + ", ".join(a["name"] for a in info["attacks"])
+        + ", ".join(str(a) for a in result.coords["attack"])
         + " (flip_rounds C: C rounds flipped, the 'C' of public baseline code; the others: a budget "
         "Σ|c_t| ≤ C; targeted steers toward a fixed unit θ†). The learners are told ε, ν and C.",
         "",
     ]
-    device = info.get("device", {})
-    timings = info.get("timings", {})
-    if device:
-        per_alg = ", ".join(f"{jb.registry.algorithm(k).label} {v}" for k, v in timings.items())
-        lines += [
-            f"Device: {device.get('device_kind')} ({device.get('backend')}), {device.get('dtype')}; "
-            f"seconds per algorithm (one compiled sweep each, compilation included): {per_alg}",
+    pairs = [(axis, a, b) for axis, found in dropped.items() for a, b in found]
+    lines += (
+        [
+            "**Duplicate scenarios** (computed): "
+            + "; ".join(f"{axis} `{b}` gave runs bitwise identical to `{a}`" for axis, a, b in pairs)
+            + " for every algorithm, constants and seed; each is counted once (the later one is left out "
+            "of every table).",
             "",
         ]
+        if pairs
+        else ["No two scenarios gave identical runs (computed over every algorithm, constants and seed).", ""]
+    )
+    device, timings = info.get("device", {}), info.get("timings", {})
+    if device:
+        per_alg = ", ".join(f"{_label(k)} {timings[k]}" for k in _names(result) if k in timings)
+        lines += [
+            f"Device: {device.get('device_kind')} ({device.get('backend')}, {device.get('cpu_count')} CPUs), "
+            f"{device.get('dtype')}; seconds per algorithm (tuning and report sweeps, compilation "
+            f"included): {per_alg}",
+            "",
+        ]
+    scale = _final(result)[:, -1].mean(axis=(0, 3))  # [noise, attack]: tuned, over algorithms and seeds
+    lines += [
+        "**Which ranking is the headline.** The mean rank. Scenario regrets differ in scale (here the "
+        f"mean final regret of a scenario, tuned constants, ranges from {scale.min():.0f} to "
+        f"{scale.max():.0f}), so the mean regret over scenarios weighs the hardest ones most, while the "
+        "mean rank counts every scenario once and does not depend on its scale. Both are given; the "
+        "algorithms were tuned for the mean regret.",
+        "",
+    ]
     for c, cname in enumerate(result.coords["constants"]):
-        lines += [f"## Ranking — {cname} constants", ""]
-        lines += ["| rank | algorithm | final regret, mean over scenarios (± s.e. over seeds) | mean rank | "
-                  "scenarios won |", "|---:|---|---:|---:|---:|"]  # fmt: skip
-        for k, r in enumerate(ranking(result, c), 1):
-            lines.append(
-                f"| {k} | {r['label']} | {_fmt(r['mean'], r['stderr'])} | {r['mean_rank']:.2f} | "
-                f"{r['wins']}/{r['scenarios']} |"
-            )
-        lines.append("")
-        if reference is not None:
+        lines += _ranking_lines(result, c, str(cname))
+        same = identical_algorithms(result, c)
+        if same:
             lines += [
-                f"Paired against CR-Hvt-UCB ({cname}): other − CR-Hvt-UCB per seed (positive: CR-Hvt-UCB "
-                "better); scenarios where the paired difference exceeds two standard errors.",
-                "",
-                "| algorithm | difference ± s.e. | t | seeds CR better | scenarios CR better / worse |",
-                "|---|---:|---:|---:|---:|",
-            ]
-            for r in paired(result, c, reference):
-                lines.append(
-                    f"| {r['label']} | {_fmt(r['mean_difference'], r['stderr'])} | {r['t']:.1f} | "
-                    f"{r['seeds_better']}/{r['seeds']} | {r['scenarios_better']} / {r['scenarios_worse']} "
-                    f"(of {r['scenarios']}) |"
+                f"Identical runs ({cname}, computed): "
+                + "; ".join(
+                    f"{_label(r['pair'][0])} and {_label(r['pair'][1])} in {r['scenarios']} of {r['of']} "
+                    "scenarios"
+                    for r in same
                 )
-            lines.append("")
+                + ".",
+                "",
+            ]
+    lines += [
+        "## Tuned constants and their search",
+        "",
+        "| algorithm | tuned | settings evaluated (protocol base) | at a limit |",
+        "|---|---|---:|---|",
+    ]
+    for r in searches(result, info):
+        edges = ", ".join(f"{k} at its {v} limit" for k, v in r["edges"].items()) or "none"
+        lines.append(
+            f"| {r['label']} | {_constants_text(r['tuned'])} | {r['budget']} ({r['base_budget']}) | {edges} |"
+        )
+    lines += ["", f"`{protocol.RADIUS}` multiplies the algorithm's theory radius constant.", ""]
     tuned_c = len(result.coords["constants"]) - 1
     lines += [
         "## Robustness frontier (tuned constants)",
@@ -237,26 +486,13 @@ def markdown(result: SweepResult, info: dict) -> str:
         lines += ["## Regret against ε (tuned constants, no corruption)", ""]
         for fam, (eps, mean, se) in eps_tables.items():
             lines += _table(fam, [f"ε = {e:g}" for e in eps], labels, mean, se)
-    slopes = loglog_slopes(result, info, tuned_c)
-    lines += [
-        "## Log–log slopes of R_t in t (tuned constants, no corruption)",
-        "",
-        "Least-squares slope of log R_t on log t over the recorded rounds t ≥ T/10, per seed, mean ± s.e.; "
-        "the theory's worst-case rate is 1/(1+ε) (a slope above it means regret still grows faster than the "
-        "bound's shape at this horizon; below it, the instance is easier than the worst case).",
-        "",
-        "| noise | 1/(1+ε) | " + " | ".join(labels) + " |",
-        "|---|---:|" + "---:|" * len(labels),
-    ]
-    for name, (eps, mean, se) in slopes.items():
-        lines.append(
-            f"| {name} | {1 / (1 + eps):.2f} | "
-            + " | ".join(f"{m:.2f} ± {s:.2f}" for m, s in zip(mean, se))
-            + " |"
-        )
+    lines += ["## Log–log slopes of R_t in t (tuned constants, no corruption)", ""]
+    lines += _slope_lines(result, info, tuned_c, labels)
     lines += [
         "",
-        "Figures: `frontier.png` (final regret against C per adversary), `epsilon.png` (against ε).",
+        "Figures: `frontier.png` (final regret against C per adversary), `epsilon.png` (against ε). "
+        "Per-seed results: `per_seed.npz` (a `jb.SweepResult`; every number here is computed from it and "
+        "`bench.json`).",
         "",
     ]
     return "\n".join(lines)
@@ -265,37 +501,45 @@ def markdown(result: SweepResult, info: dict) -> str:
 # --- figures ----------------------------------------------------------------------------------------
 
 
-def _colors(result: SweepResult) -> list[str]:
-    return [jb.registry.algorithm(str(a)).color for a in result.coords["algorithm"]]
-
-
 def _panels(tables: dict, result: SweepResult, xlabel: str, path: Path, title: str, logx: bool) -> Path:
-    import matplotlib
+    """One panel per table, one line per algorithm; an algorithm whose every point equals an earlier
+    one's would be hidden under it, so it is dashed and its legend entry says so."""
+    from matplotlib import ticker
 
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    labels, colors = _labels(result), _colors(result)
+    plt = pyplot()
+    names = _names(result)
+    points = [np.concatenate([np.ravel(t[1][i]) for t in tables.values()]) for i in range(len(names))]
+    labels, dashed = [], []
+    for i, alg in enumerate(names):
+        same = next((j for j in range(i) if np.array_equal(points[j], points[i], equal_nan=True)), None)
+        dashed.append(same is not None)
+        labels.append(_label(alg) + ("" if same is None else f" (dashed: same as {_label(names[same])})"))
     n = max(len(tables), 1)
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, n, figsize=(3.8 * n + 2.2, 3.8), squeeze=False)
     for ax, (name, (x, mean, se)) in zip(axes[0], tables.items()):
-        for i, label in enumerate(labels):
-            ax.errorbar(x, mean[i], yerr=se[i], label=label, color=colors[i], marker="o", ms=3, capsize=2)
+        for i, alg in enumerate(names):
+            ax.errorbar(
+                x, mean[i], yerr=se[i], label=labels[i], ms=4, capsize=2, lw=1.2,
+                ls="--" if dashed[i] else "-", **algorithm_style(alg),
+            )  # fmt: skip
         ax.set_title(name)
         ax.set_xlabel(xlabel)
         if logx:
-            ax.set_xscale("symlog", linthresh=max(float(np.min(x[x > 0])) if np.any(x > 0) else 1.0, 1e-9))
+            positive = x[x > 0]
+            ax.set_xscale("symlog", linthresh=float(positive.min()) if positive.size else 1.0)
+        ax.set_xticks(x)
+        ax.set_xticklabels([f"{v:g}" for v in x])
+        ax.minorticks_off()
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("final cumulative regret")
-    axes[0][-1].legend(fontsize=7, loc="best")
+    axes[0][0].set_ylabel("final cumulative regret (mean ± s.e. over seeds)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
-
-    def write(f):
-        fig.savefig(f, format="png", dpi=120)
-
-    atomic_write_bytes(path, write)
+    save_figure(fig, path)
     plt.close(fig)
     return path
 
@@ -303,14 +547,17 @@ def _panels(tables: dict, result: SweepResult, xlabel: str, path: Path, title: s
 def figures(result: SweepResult, info: dict, out) -> list[Path]:
     """``frontier.png`` and (when some family runs at several ε) ``epsilon.png`` in ``out``."""
     out = Path(out)
+    result = distinct(result)
     tuned = len(result.coords["constants"]) - 1
+    st = info["settings"]
+    what = f"T = {st['horizon']}, {len(st['seeds'])} seeds, tuned constants"
     paths = [
         _panels(
             frontier(result, info, tuned),
             result,
-            "C",
+            "corruption level C",
             out / "frontier.png",
-            "Robustness frontier (tuned constants)",
+            f"Final regret against C, averaged over the noise settings ({what})",
             logx=True,
         )
     ]
@@ -318,16 +565,29 @@ def figures(result: SweepResult, info: dict, out) -> list[Path]:
     if eps_tables:
         paths.append(
             _panels(
-                eps_tables, result, "ε", out / "epsilon.png", "Regret against ε (tuned, no corruption)", False
+                eps_tables,
+                result,
+                "moment order ε",
+                out / "epsilon.png",
+                f"Final regret against ε without corruption ({what})",
+                False,
             )
         )
     return paths
 
 
 def write_report(result: SweepResult, info: dict, out) -> list[Path]:
-    """``report.md`` and the figures in ``out``."""
+    """``report.md`` and the figures in ``out`` from the compact results ``result`` (:func:`compact`)."""
     out = Path(out)
     path = out / "report.md"
     text = markdown(result, info).encode()
     atomic_write_bytes(path, lambda f: f.write(text))
     return [path, *figures(result, info, out)]
+
+
+def rewrite(out) -> list[Path]:
+    """Redraw ``report.md`` and the figures in ``out`` from its ``per_seed.npz`` and ``bench.json``
+    (nothing re-run)."""
+    out = Path(out)
+    info = json.loads((out / "bench.json").read_text())
+    return write_report(SweepResult.load(out / "per_seed.npz"), info, out)

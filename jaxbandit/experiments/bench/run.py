@@ -1,19 +1,23 @@
-"""Run the benchmark: per algorithm, tune its free constants on the tuning seeds over *all* scenarios
-together (one setting per algorithm), then run theory and tuned constants on the reported seeds; save
-after each algorithm, so a killed benchmark resumes where it stopped.
+"""Run the benchmark: per algorithm, search its free constants by the tuning protocol (``protocol``: the
+same radius-scale grid and about the same budget for every algorithm, edges extended) on the tuning seeds
+over *all* scenarios together (one setting per algorithm), then run the theory and the tuned constants on
+the reported seeds; save after each algorithm, so a killed benchmark resumes where it stopped.
 
 Output directory::
 
-    bench.json            settings, scenarios, tuned constants, timings, versions, device (the manifest)
-    parts/<algorithm>.npz one SweepResult per finished algorithm (with its .json)
-    results.npz / .json   every algorithm: dims (algorithm, constants, noise, attack, seed, round)
-    results.nc            the same as an xarray Dataset (netCDF), when xarray and h5netcdf are installed
-    report.md, *.png      the report (``jaxbandit.experiments.bench.report``)
+    bench.json             settings, scenarios, tuned constants, searches, timings, versions, device
+    tuning/<algorithm>.json every setting the search evaluated (mean ± s.e. over the tuning seeds)
+    parts/<algorithm>.npz  one SweepResult per finished algorithm (with its .json)
+    results.npz / .json    every algorithm: dims (algorithm, constants, noise, attack, seed, round)
+    results.nc             the same as an xarray Dataset (netCDF), when xarray and h5netcdf are installed
+    per_seed.npz / .json   the compact per-seed results the report is computed from (see ``report``)
+    report.md, *.png       the report (``jaxbandit.experiments.bench.report``)
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import shutil
 import time
@@ -26,50 +30,41 @@ import numpy as np
 
 import jaxbandit as jb
 
-from ...core.dtypes import as_float, as_index
-from ...report.results import SweepResult, atomic_write_json, require, write_netcdf
-from ...runner.tune import choose
-from ..figure1.settings import device_info, jsonable, now, versions
-from .report import write_report
+from ...report.analysis import mean_and_stderr
+from ...report.results import SweepResult, atomic_write_json
+from ..common import device_info, jsonable, now, save_result, versions
+from . import protocol
+from .report import compact, write_report
 from .settings import CONSTANTS, BenchSettings, Scenarios, environment_factory, problem, scenarios
 
-FORMAT = "jaxbandit-bench/1"
-
-
-def tuning_grid(method: str, coarse: bool) -> dict[str, np.ndarray]:
-    """The registry's tuning grid of ``method``; ``coarse``: every other value of each axis, both ends
-    kept (the quick benchmark: the O(t) algorithms' sweeps cost about grid size × T²)."""
-    grid = {n: np.asarray(v, np.float64) for n, v in jb.registry.algorithm(method).grid.items()}
-    if coarse:
-        grid = {n: np.unique(np.append(v[::2], v[-1])) for n, v in grid.items()}
-    return grid
-
-
-def constant_points(grid: dict[str, np.ndarray]) -> np.ndarray:
-    """A tuning grid flattened: `[points, constants]`, the last constant fastest."""
-    mesh = np.meshgrid(*grid.values(), indexing="ij")
-    return np.stack([m.ravel() for m in mesh], axis=-1)
+FORMAT = "jaxbandit-bench/2"
+#: The grid axis that picks the constants: 0 the theory ones, 1 those of the protocol's axes.
+CONSTANTS_AXIS = "constants"
 
 
 @functools.cache
-def algorithm_factory(method: str, scen: Scenarios, horizon: int, coarse: bool):
-    """``p -> Algorithm`` for ``p["setting"]``: 0 the theory constants, i ≥ 1 the tuning grid's point i − 1
-    (:func:`constant_points`), so that tuning and report share one compiled sweep."""
+def algorithm_factory(method: str, scen: Scenarios, horizon: int):
+    """``p -> Algorithm``: at ``p["constants"]`` 0 the theory constants; at 1 the radius constant (the
+    registry grid's first) as ``p["radius_scale"]`` × its theory value and every other free constant as
+    ``p[name]``. Every value is a traced grid axis: the tuning's settings and the report share one
+    factory, and settings of the same count share one compiled sweep."""
     spec = jb.registry.algorithm(method)
-    points = constant_points(tuning_grid(method, coarse))
+    names = tuple(spec.grid)
 
     def make(p):
         prob = problem(scen, horizon, p)
         theory = spec.theory(prob)
-        i = as_index(p["setting"])
-        values = {
-            n: jnp.where(i == 0, theory[n], as_float(points[:, k])[jnp.maximum(i - 1, 0)])
-            for k, n in enumerate(spec.grid)
-        }
+        chosen = {names[0]: p[protocol.RADIUS] * theory[names[0]], **{n: p[n] for n in names[1:]}}
+        values = {n: jnp.where(p[CONSTANTS_AXIS] < 0.5, theory[n], chosen[n]) for n in names}
         return spec.build(prob, values)
 
     make.__qualname__ = f"bench.{method}"
     return make
+
+
+def constant_axes(method: str) -> tuple[str, ...]:
+    """The grid axes of ``method``'s constants, in grid order: the radius scale, then the others."""
+    return (protocol.RADIUS, *tuple(jb.registry.algorithm(method).grid)[1:])
 
 
 def _scenario_grid(scen: Scenarios) -> dict[str, Any]:
@@ -129,68 +124,107 @@ def _part_path(out: Path, method: str) -> Path:
     return Path(out) / "parts" / f"{method}.npz"
 
 
-def _tuning_view(res: SweepResult, grid: dict, tune_idx: np.ndarray) -> SweepResult:
-    """The tuning seeds' runs at the grid points, with the grid's constants as axes again."""
-    final = res.data["cumulative_regret"][1:][..., tune_idx, -1:]  # [points, noise, attack, seed, 1]
-    shape = tuple(len(v) for v in grid.values())
-    data = {"cumulative_regret": final.reshape(shape + final.shape[1:])}
-    coords = dict(grid)
-    coords.update(noise=res.coords["noise"], attack=res.coords["attack"], seed=res.coords["seed"][tune_idx])
-    coords["round"] = res.coords["round"][-1:]
-    return SweepResult((*grid, "noise", "attack", "seed", "round"), coords, data)
+def _key(point: dict) -> str:
+    return json.dumps({k: float(v) for k, v in sorted(point.items())})
+
+
+def _key_grid(grid: dict) -> str:
+    return json.dumps({k: [float(v) for v in values] for k, values in grid.items()})
+
+
+class _Tuning:
+    """The protocol's ``evaluate`` for one algorithm: sweeps of :func:`protocol.batch_width` settings
+    each (the last padded with repeats, so that every batch is one compiled program) on the tuning seeds
+    over every scenario; the objective per setting (final regret averaged over the scenarios per seed,
+    mean ± s.e. over seeds). Each setting's result is kept in ``tuning/<method>.json``, so that a resumed
+    benchmark replays the search without running a finished batch again."""
+
+    def __init__(self, method, settings: BenchSettings, out: Path, progress: bool, devices):
+        self.method, self.settings, self.progress, self.devices = method, settings, progress, devices
+        self.scen = scenarios(settings)
+        self.width = protocol.batch_width(settings.coarse_tuning)
+        self.path = Path(out) / "tuning" / f"{method}.json"
+        self.checkpoints = Path(out) / "checkpoints" / method
+        self.known: dict = json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def __call__(self, axis: str, values, fixed) -> tuple[np.ndarray, np.ndarray]:
+        points = [{**fixed, axis: float(v)} for v in values]
+        missing = [float(v) for v, p in zip(values, points) if _key(p) not in self.known]
+        for start in range(0, len(missing), self.width):
+            part = missing[start : start + self.width]
+            with warnings.catch_warnings():  # the padding repeats a value on purpose: one compiled width
+                warnings.simplefilter("ignore", jb.runner.grid.RepeatedValueWarning)
+                self._run(axis, part + part[-1:] * (self.width - len(part)), fixed)
+        found = np.asarray([self.known[_key(p)] for p in points], np.float64)
+        return found[:, 0], found[:, 1]
+
+    def _run(self, axis: str, values: list[float], fixed) -> None:
+        grid = {CONSTANTS_AXIS: [1.0]}
+        for name in constant_axes(self.method):
+            grid[name] = values if name == axis else [float(fixed[name])]
+        checkpoint = self.checkpoints / (
+            "tuning-" + hashlib.sha256(_key_grid(grid).encode()).hexdigest()[:16]
+        )
+        res = jb.sweep(
+            algorithm_factory(self.method, self.scen, self.settings.horizon),
+            environment_factory(self.scen),
+            {**grid, **_scenario_grid(self.scen)},
+            horizon=self.settings.horizon,
+            seeds=list(self.settings.tune_seeds),
+            record=[self.settings.horizon],
+            progress=self.progress,
+            checkpoint=checkpoint,
+            devices=self.devices,
+        )
+        final = np.asarray(res.final_regret, np.float64)  # [1, (axes...), noise, attack, seed]
+        final = final.reshape(len(values), len(self.scen.noises) * len(self.scen.attacks), -1)
+        mean, se = mean_and_stderr(final.mean(axis=1), axis=-1)
+        for v, m, e in zip(values, mean, se):
+            self.known[_key({**fixed, axis: v})] = [float(m), float(e)]
+        atomic_write_json(self.path, self.known)
+        shutil.rmtree(checkpoint, ignore_errors=True)
 
 
 def run_algorithm(
     method: str, settings: BenchSettings, out: Path, info: dict, progress: bool, devices=None
 ) -> SweepResult:
-    """One sweep of ``method`` over its theory constants and tuning grid × every scenario × the reported
-    and tuning seeds; the tuned setting is the grid point with the least final regret on the tuning
-    seeds averaged over all scenarios (``jb.runner.tune.choose``). Returns dims (constants, noise,
-    attack, seed, round) on the reported seeds: theory, then tuned."""
+    """Tune ``method`` by the protocol (``jaxbandit.experiments.bench.protocol``) on the tuning seeds over
+    every scenario together, then one sweep of its theory and tuned constants × every scenario on the
+    reported seeds. Returns dims (constants, noise, attack, seed, round): theory, then tuned; its meta
+    holds the search (every setting evaluated, the edges, the budget)."""
     scen = scenarios(settings)
-    grid = tuning_grid(method, settings.coarse_tuning)
-    points = constant_points(grid)
-    seeds = list(settings.seeds) + list(settings.tune_seeds)
-    checkpoint = Path(out) / "checkpoints" / method
     started = time.perf_counter()
+    evaluate = _Tuning(method, settings, out, progress, devices)
+    found = protocol.search(protocol.axes(method, settings.coarse_tuning), evaluate, protocol.fixed(method))
+    grid = {CONSTANTS_AXIS: [0.0, 1.0], **{n: [found.best[n]] for n in constant_axes(method)}}
     res = jb.sweep(
-        algorithm_factory(method, scen, settings.horizon, settings.coarse_tuning),
+        algorithm_factory(method, scen, settings.horizon),
         environment_factory(scen),
-        {"setting": list(range(len(points) + 1)), **_scenario_grid(scen)},
+        {**grid, **_scenario_grid(scen)},
         horizon=settings.horizon,
-        seeds=seeds,
+        seeds=list(settings.seeds),
         record=("log", settings.record_points),
         progress=progress,
-        checkpoint=checkpoint,
+        checkpoint=evaluate.checkpoints / "report",
         devices=devices,
     )
     seconds = time.perf_counter() - started
-    ids = np.asarray(res.coords["seed"])
-    tune_idx = np.flatnonzero(np.isin(ids, settings.tune_seeds))
-    report_idx = np.flatnonzero(np.isin(ids, settings.seeds))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tuned = choose(_tuning_view(res, grid, tune_idx), over=("noise", "attack"))
-    best = 1 + int(np.ravel_multi_index(tuned.best_index, tuple(len(v) for v in grid.values())))
-    data = {k: v[[0, best]][..., report_idx, :] for k, v in res.data.items()}
+    shape = (2, len(scen.noises), len(scen.attacks), len(settings.seeds), -1)
+    data = {k: np.asarray(v).reshape(shape) for k, v in res.data.items()}
     coords = {
         "constants": np.array(CONSTANTS),
         "noise": np.array([n.name for n in scen.noises]),
         "attack": np.array([a.name for a in scen.attacks]),
-        "seed": ids[report_idx],
+        "seed": np.asarray(res.coords["seed"]),
         "round": res.coords["round"],
     }
     part = SweepResult(("constants", "noise", "attack", "seed", "round"), coords, data)
-    part.meta.update(
-        algorithm=method,
-        tuned=dict(tuned.best),
-        tune_table=tuned.table,
-        tune_warnings=[str(w.message) for w in caught],
-        seconds=seconds,
-    )
+    search = {"rows": found.rows, "edges": found.edges, "budget": found.budget}
+    part.meta.update(algorithm=method, tuned=dict(found.best), search=search, seconds=seconds)
     part.save(_part_path(out, method))
-    shutil.rmtree(checkpoint, ignore_errors=True)
-    info["tuned"][method] = dict(tuned.best)
+    shutil.rmtree(evaluate.checkpoints, ignore_errors=True)
+    info["tuned"][method] = dict(found.best)
+    info.setdefault("search", {})[method] = {"edges": found.edges, "budget": found.budget}
     info["timings"][method] = round(seconds, 2)
     atomic_write_json(Path(out) / "bench.json", jsonable(info))
     return part
@@ -225,13 +259,13 @@ def to_dataset(result: SweepResult, info: dict):
 
 
 def save_results(out: Path, result: SweepResult, info: dict) -> list[Path]:
-    """``results.npz`` always; ``results.nc`` too when xarray and a netCDF engine are installed."""
-    written = [result.save(Path(out) / "results.npz")]
+    """``results.npz`` always; ``results.nc`` (:func:`to_dataset`) too when xarray and h5netcdf are
+    installed."""
     try:
-        require("h5py", "h5netcdf", "xarray", what="the benchmark's results.nc")
+        dataset = to_dataset(result, info)
     except ImportError:
-        return written
-    return [*written, write_netcdf(to_dataset(result, info), Path(out) / "results.nc")]
+        dataset = None
+    return save_result(result, Path(out) / "results.npz", dataset)
 
 
 def run_bench(
@@ -265,7 +299,9 @@ def run_bench(
     atomic_write_json(out / "bench.json", jsonable(info))
     result = combine(parts, info)
     save_results(out, result, info)
-    write_report(result, info, out)
+    per_seed = compact(result)
+    save_result(per_seed, out / "per_seed.npz")
+    write_report(per_seed, info, out)
     return result
 
 

@@ -10,7 +10,6 @@ shared by every attack and constant), the attack axis only the adversary.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -23,6 +22,7 @@ import jaxbandit as jb
 from ...agents.registry import Problem
 from ...core import validation as V
 from ...core.dtypes import as_float, as_index
+from ..common import check_numbers
 
 DIM, NUM_ARMS = 10, 20
 #: Every adversary of the benchmark; ``none`` is the C = 0 scenario of every other one.
@@ -66,37 +66,21 @@ class BenchSettings(NamedTuple):
     eps_grid: tuple[float, ...]
     C_grid: tuple[float, ...]
     record_points: int
-    coarse_tuning: bool  # tune on every other value of each axis of the registry's grid (quick)
+    coarse_tuning: bool  # the protocol's coarse grids (quick): radius scale in decades, every other value
 
     def as_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self._asdict().items()}
 
 
 QUICK: dict[str, Any] = dict(
-    horizon=400, seeds=5, tune_seeds=3, eps_grid=(0.5, 1.0), C_grid=(40.0,), record_points=12,
+    horizon=400, seeds=5, tune_seeds=10, eps_grid=(0.5, 1.0), C_grid=(40.0,), record_points=12,
     coarse_tuning=True,
 )  # fmt: skip
 FULL: dict[str, Any] = dict(
-    horizon=5000, seeds=20, tune_seeds=5, eps_grid=(0.25, 0.5, 1.0), C_grid=(10.0, 30.0, 100.0, 300.0),
+    horizon=5000, seeds=20, tune_seeds=10, eps_grid=(0.25, 0.5, 1.0), C_grid=(10.0, 30.0, 100.0, 300.0),
     record_points=24, coarse_tuning=False,
 )  # fmt: skip
 TUNE_SEED_START = 1000
-
-
-def _grid(name: str, values, low: float, high: float, low_open: bool) -> tuple[float, ...]:
-    try:
-        out = tuple(float(v) for v in values)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}={values!r} is invalid: give a list of numbers") from None
-    lo = "(" if low_open else "["
-    for v in out:
-        if not math.isfinite(v) or v > high or v < low or (low_open and v == low):
-            raise ValueError(
-                f"{name}={list(out)!r} is invalid: every value must lie in {lo}{low:g}, {high:g}]"
-            )
-    if not out or len(set(out)) != len(out):
-        raise ValueError(f"{name}={list(out)!r} is invalid: give distinct values")
-    return tuple(sorted(out))
 
 
 def make_settings(
@@ -121,13 +105,15 @@ def make_settings(
     horizon = base["horizon"] if horizon is None else horizon
     seeds = base["seeds"] if seeds is None else seeds
     tune_seeds = base["tune_seeds"] if tune_seeds is None else tune_seeds
-    for name, value, low in (("horizon", horizon, 20), ("seeds", seeds, 2), ("tune_seeds", tune_seeds, 1)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"{name}={value!r} is invalid: it must be an integer >= {low}")
+    horizon = V.check_int("horizon", horizon, 20)
+    seeds = V.check_int("seeds", seeds, 2)
+    tune_seeds = V.check_int("tune_seeds", tune_seeds, 1)
     if seeds > TUNE_SEED_START:
         raise ValueError(f"seeds={seeds} is invalid: at most {TUNE_SEED_START} (tuning seeds start there)")
-    eps = _grid("eps_grid", base["eps_grid"] if eps_grid is None else eps_grid, 0.0, 1.0, True)
-    cs = _grid("C_grid", base["C_grid"] if C_grid is None else C_grid, 0.0, math.inf, True)
+    eps = check_numbers(
+        "eps_grid", base["eps_grid"] if eps_grid is None else eps_grid, 0.0, 1.0, low_open=True
+    )
+    cs = check_numbers("C_grid", base["C_grid"] if C_grid is None else C_grid, 0.0, low_open=True)
     return BenchSettings(
         horizon=int(horizon),
         seeds=tuple(range(int(seeds))),

@@ -33,18 +33,18 @@ Command line::
     python -m jaxbandit tune-figure1 --out FILE [--horizon T] [--seeds N] [--baselines]
 
 Writes ``DIR/figure1.png`` (panels (a), (b), (c); one row per constants setting), one
-``DIR/figure1_<constants>.png`` per setting, ``DIR/figure1.npz`` (cumulative-regret curves
-``regret/<constants>/<noise>/<method>/C<C>`` of shape `[seeds, horizon]`, runtimes
-``runtime/<constants>/<method>/C<C>/rounds`` `[m]` and ``.../seconds`` `[repeats, m]`, ``rounds`` and
-``seeds``; no pickles) and ``DIR/figure1.json`` (settings, constants used, tuned-file provenance,
-versions, device, wall times, summary).
+``DIR/figure1_<constants>.png`` per setting, ``DIR/results.npz`` with its ``results.json`` (and
+``results.nc`` with xarray): a ``jb.SweepResult`` of cumulative regret over (constants, noise, algorithm,
+C, seed, round) whose ``meta`` holds the settings and panel (b)'s runtimes — ``python -m jaxbandit plot``,
+``jb.SweepResult.load`` and xarray read it — and ``DIR/figure1.json`` (settings, constants used,
+tuned-file provenance, versions, device, wall times, summary).
 """
 
 from __future__ import annotations
 
 from .drawing import draw, format_summary
 from .methods import MAIN_METHODS, all_methods, baseline_methods, constant_names, figure_factory, tune_factory
-from .run import Figure1Result, run
+from .run import Figure1Result, figure_result, run
 from .runtime import time_runs
 from .settings import (
     C_VALUES,
@@ -55,11 +55,9 @@ from .settings import (
     NUM_ARMS,
     TUNE_SEEDS,
     NoiseSetting,
-    device_info,
     environment,
     noise_settings,
     selected_noise,
-    versions,
 )
 from .tuning import DEFAULT_TUNED, TUNED_FORMAT, load_tuned, tune, tuned_values
 
@@ -79,10 +77,10 @@ __all__ = [
     "all_methods",
     "baseline_methods",
     "constant_names",
-    "device_info",
     "draw",
     "environment",
     "figure_factory",
+    "figure_result",
     "format_summary",
     "load_tuned",
     "noise_settings",
@@ -92,5 +90,4 @@ __all__ = [
     "tune",
     "tune_factory",
     "tuned_values",
-    "versions",
 ]

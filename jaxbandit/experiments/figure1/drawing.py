@@ -55,26 +55,40 @@ def draw(
     """Panels (a), (b), (c) — one row per constants setting in ``variants`` — saved to ``path``."""
     from matplotlib import ticker
 
-    from ...report.plots import _pyplot, save_figure
+    from ...report.plots import algorithm_style, pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     settings = noise_settings()
     rows = len(variants)
-    fig, axes = plt.subplots(rows, 3, figsize=(17, 4.6 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, 3, figsize=(17, 6.2 * rows), squeeze=False, layout="constrained")
     t = np.arange(1, horizon + 1)
     styles = {0.0: "-", 100.0: "--"}
     for row, v in zip(axes, variants):
         for ax, n in ((row[0], "student_t"), (row[2], "pareto")):
-            for m in selected:
+            for k, m in enumerate(selected):
                 for C in C_VALUES:
                     mean, se = mean_and_stderr(curves[(v, n, m, C)], axis=0)
-                    ax.plot(t, mean, styles[C], color=spec(m).color, label=f"{spec(m).label}, C={C:g}")
+                    label = f"{spec(m).label}, C={C:g}"
+                    twin = next(
+                        (
+                            o
+                            for o in selected[:k]
+                            if np.array_equal(curves[(v, n, o, C)], curves[(v, n, m, C)])
+                        ),
+                        None,
+                    )
+                    if twin is not None:  # drawn dotted over the curve it would hide
+                        label += f" (dotted: same runs as {spec(twin).label})"
+                    ax.plot(
+                        t, mean, ":" if twin is not None else styles[C], color=spec(m).color, label=label,
+                        marker=algorithm_style(m)["marker"], markevery=max(1, horizon // 8),
+                    )  # fmt: skip
                     ax.fill_between(t, mean - se, mean + se, color=spec(m).color, alpha=0.2, linewidth=0)
             ax.set_title(f"{settings[n].panel} regret, {settings[n].title}\n({v} constants)", fontsize=10)
             ax.set_xlabel("round t")
             ax.set_ylabel(f"cumulative regret (mean ± s.e., {num_seeds} seeds)")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=8)
+            ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
         ax = row[1]
         for m in selected:
             for C in C_VALUES:
@@ -85,7 +99,7 @@ def draw(
                     rounds,
                     mid,
                     styles[C],
-                    marker="o",
+                    marker=algorithm_style(m)["marker"],
                     markersize=3,
                     color=spec(m).color,
                     label=f"{spec(m).label}, C={C:g} (slope {slope:.2f})",
@@ -106,7 +120,6 @@ def draw(
         ax.set_xlabel("round t")
         ax.set_ylabel("wall-clock seconds (after compilation)")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=8)
-    fig.tight_layout()
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     save_figure(fig, path)
     plt.close(fig)

@@ -1,5 +1,6 @@
 """Figure 1 in one call: the regret sweeps (panels (a), (c)), the runtime panel (b), the summary and the
-files (``figure1.png``, ``figure1_<constants>.png``, ``figure1.npz``, ``figure1.json``)."""
+files (``figure1.png``, ``figure1_<constants>.png``, ``results.npz`` / ``.json`` / ``.nc``,
+``figure1.json``)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import numpy as np
 
 import jaxbandit as jb
 
-from ...core.validation import check_flag
+from ...core.validation import check_flag, check_int
 from ...report.analysis import mean_and_stderr
-from ...report.results import SweepResult, atomic_savez, atomic_write_json
+from ...report.results import SweepResult, atomic_write_json
+from ..common import device_info, jsonable, now, save_result, seed_list, versions
 from .drawing import draw, format_summary
 from .methods import MAIN_METHODS, baseline_methods, constant_names, figure_factory, problem, spec
 from .runtime import checkpoints, last_chunk_rate, runtime_slope, time_runs
@@ -27,14 +29,8 @@ from .settings import (
     MIN_HORIZON,
     NOISES,
     NUM_ARMS,
-    check_int,
-    device_info,
     environment,
-    jsonable,
     noise_settings,
-    now,
-    seed_list,
-    versions,
 )
 from .tuning import load_tuned, tuned_values
 
@@ -43,7 +39,8 @@ from .tuning import load_tuned, tuned_values
 class Figure1Result:
     """What :func:`run` produced.
 
-    - ``curves``: ``{(constants, noise, method, C): [seeds, horizon] cumulative regret}``;
+    - ``curves``: ``{(constants, noise, method, C): [seeds, horizon] cumulative regret}`` (the sweep's
+      dtype);
     - ``runtimes``: ``{(constants, method, C): (rounds [m], seconds [repeats, m])}``;
     - ``summary``: one dict per curve (final regret mean ± s.e., log–log slope) and per runtime;
     - ``settings``: everything written to ``figure1.json``; ``paths``: the files written.
@@ -69,7 +66,8 @@ def run(
     verbose: bool = True,
     command: str | None = None,
 ) -> Figure1Result:
-    """Reproduce Figure 1 (Section 6) and write ``figure1.png``, ``figure1.npz`` and ``figure1.json``.
+    """Reproduce Figure 1 (Section 6) and write ``figure1.png``, ``results.npz`` (a ``jb.SweepResult``)
+    and ``figure1.json``.
 
     Args:
       horizon: T ≥ 4 rounds per run (the paper: 5000).
@@ -108,6 +106,7 @@ def run(
     runtimes, runtime_seconds = _runtime_panel(selected, horizon, variants, tuned, repeats, progress)
     elapsed = time.perf_counter() - t_start
     summary = _summary(curves, slopes, runtimes)
+    identical = identical_curves(curves, selected)
     settings = {
         "figure": "Tani & Futami, Section 6, Figure 1",
         "created": now(),
@@ -154,15 +153,17 @@ def run(
             "runtime_panel_including_compilation": runtime_seconds,
         },
         "summary": summary,
-        "npz_keys": {
-            "regret": "regret/<constants>/<noise>/<method>/C<C>: [seeds, horizon] cumulative "
-            "regret, rounds 1..T",
-            "runtime": "runtime/<constants>/<method>/C<C>/rounds [m] and /seconds [repeats, m]",
-        },
+        "identical": identical,
+        "results": "results.npz (with results.json; results.nc with xarray): a jb.SweepResult, "
+        "cumulative regret over (constants, noise, algorithm, C, seed, round); its meta holds these "
+        "settings and the runtimes of panel (b)",
     }
     paths = _write(out, curves, runtimes, settings, variants, selected, horizon, seed_ids)
     if verbose:
         print(format_summary(summary, horizon, len(seed_ids)))
+        for row in identical:
+            a, b = (spec(m).label for m in row["pair"])
+            print(f"{a} and {b}: bitwise identical curves in {row['cells']} of {row['of']} cells")
         print(
             f"\n{elapsed:.1f} s in all on {jax.devices()[0].platform} "
             f"({', '.join(f'{spec(m).label} sweep {s:.1f} s' for m, s in sweep_seconds.items())}, "
@@ -212,7 +213,7 @@ def _regret_sweeps(selected, horizon, seed_ids, variants, tuned, progress):
         if "variant" not in res.dims:  # theory only: add the axis back
             res = _with_axis(res, "variant", _variant_values(variants))
         slope = jb.loglog_slope(res)  # [noise, C, variant]
-        cum = np.asarray(res.cumulative_regret, np.float64)  # [noise, C, variant, seed, round]
+        cum = np.asarray(res.cumulative_regret)  # [noise, C, variant, seed, round]
         for vi, v in enumerate(variants):
             for ni, n in enumerate(NOISES):
                 for ci, C in enumerate(C_VALUES):
@@ -280,6 +281,19 @@ def _summary(curves, slopes, runtimes) -> list[dict]:
     return summary
 
 
+def identical_curves(curves: dict, selected) -> list[dict]:
+    """Pairs of methods whose curves (every seed, every round) are bitwise identical in at least one cell
+    (constants × noise × C): ``{"pair": [a, b], "cells": k, "of": n}``."""
+    cells = sorted({(v, n, C) for v, n, _, C in curves})
+    rows = []
+    for i, a in enumerate(selected):
+        for b in selected[i + 1 :]:
+            same = sum(np.array_equal(curves[(v, n, a, C)], curves[(v, n, b, C)]) for v, n, C in cells)
+            if same:
+                rows.append({"pair": [a, b], "cells": int(same), "of": len(cells)})
+    return rows
+
+
 def _constants_used(selected, horizon, variants, tuned) -> dict:
     """The constants each curve ran with: tuned per noise setting, theory per noise setting and C."""
     used: dict = {}
@@ -298,17 +312,51 @@ def _constants_used(selected, horizon, variants, tuned) -> dict:
     return used
 
 
+def figure_result(curves, runtimes, settings, variants, selected, horizon, seed_ids) -> SweepResult:
+    """The curves as one ``jb.SweepResult`` with dims (constants, noise, algorithm, C, seed, round), string
+    coordinates for the first three; ``meta``: ``settings`` and the runtimes of panel (b) as
+    ``{constants: {algorithm: {"C=<C>": {"rounds": [m], "seconds": [repeats, m]}}}}``."""
+    cum = np.stack(
+        [
+            np.stack(
+                [
+                    np.stack([np.stack([curves[(v, n, m, C)] for C in C_VALUES]) for m in selected])
+                    for n in NOISES
+                ]
+            )
+            for v in variants
+        ]
+    )
+    coords = {
+        "constants": np.asarray(variants),
+        "noise": np.asarray(NOISES),
+        "algorithm": np.asarray(selected),
+        "C": np.asarray(C_VALUES, np.float64),
+        "seed": np.asarray(seed_ids),
+        "round": np.arange(1, horizon + 1),
+    }
+    timed = {
+        v: {
+            m: {
+                f"C={C:g}": {"rounds": runtimes[(v, m, C)][0], "seconds": runtimes[(v, m, C)][1]}
+                for C in C_VALUES
+            }
+            for m in selected
+        }
+        for v in variants
+    }
+    meta = jsonable({**settings, "runtimes": timed, "labels": {m: spec(m).label for m in selected}})
+    return SweepResult(tuple(coords), coords, {"cumulative_regret": cum}, meta)
+
+
 def _write(out: Path, curves, runtimes, settings, variants, selected, horizon, seed_ids) -> dict:
-    """``figure1.npz``, the PNGs and ``figure1.json`` (last, listing the others); returns the paths."""
+    """``results.npz`` (+ ``.json``, ``.nc``), the PNGs and ``figure1.json`` (last, listing the others);
+    returns the paths."""
     out.mkdir(parents=True, exist_ok=True)
-    arrays = {"rounds": np.arange(1, horizon + 1), "seeds": np.asarray(seed_ids)}
-    for (v, n, m, C), c in curves.items():
-        arrays[f"regret/{v}/{n}/{m}/C{C:g}"] = c
-    for (v, m, C), (rounds, sec) in runtimes.items():
-        arrays[f"runtime/{v}/{m}/C{C:g}/rounds"] = rounds
-        arrays[f"runtime/{v}/{m}/C{C:g}/seconds"] = sec
-    paths = {"npz": out / "figure1.npz", "json": out / "figure1.json", "png": out / "figure1.png"}
-    atomic_savez(paths["npz"], **arrays)
+    paths = {"json": out / "figure1.json", "png": out / "figure1.png"}
+    result = figure_result(curves, runtimes, settings, variants, selected, horizon, seed_ids)
+    for written in save_result(result, out / "results.npz"):
+        paths[written.suffix[1:]] = written
     draw(curves, runtimes, variants, selected, horizon, len(seed_ids), paths["png"])
     for v in variants:
         paths[f"png_{v}"] = out / f"figure1_{v}.png"

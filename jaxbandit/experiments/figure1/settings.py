@@ -1,13 +1,9 @@
-"""Figure 1's setting (Section 6): the environment, the two noise panels, and the provenance and argument
-checks every part of the figure shares."""
+"""Figure 1's setting (Section 6): the environment and the two noise panels."""
 
 from __future__ import annotations
 
-import datetime
 import functools
 import math
-import os
-import platform
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -94,91 +90,3 @@ def environment(p) -> jb.Environment:
     return jb.envs.linear(
         DIM, NUM_ARMS, noise=selected_noise(p["noise"]), corruption=jb.corruption.flip(p["C"])
     )
-
-
-# --- provenance -------------------------------------------------------------------------------------
-
-
-def versions() -> dict:
-    """Package versions a result depends on."""
-    import jaxlib
-    import matplotlib
-
-    return {
-        "jaxbandit": jb.__version__,
-        "jax": jax.__version__,
-        "jaxlib": jaxlib.__version__,
-        "numpy": np.__version__,
-        "matplotlib": matplotlib.__version__,
-        "python": platform.python_version(),
-    }
-
-
-def device_info() -> dict:
-    """The devices and machine a result ran on."""
-    devs = jax.devices()
-    return {
-        "backend": jax.default_backend(),
-        "devices": [str(d) for d in devs],
-        "device_kind": devs[0].device_kind,
-        "cpu_count": os.cpu_count(),
-        "machine": platform.machine(),
-        "processor": platform.processor() or None,
-        "system": f"{platform.system()} {platform.release()}",
-        "dtype": str(np.dtype(float_dtype())),
-    }
-
-
-def now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def jsonable(x):
-    """Floats that JSON cannot hold (inf, nan) as strings."""
-    if isinstance(x, dict):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [jsonable(v) for v in x]
-    if isinstance(x, (np.ndarray, np.generic, jax.Array)):
-        return jsonable(np.asarray(x).tolist())
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    return x
-
-
-# --- argument checks --------------------------------------------------------------------------------
-
-
-def check_int(name, value, low, high=None) -> int:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, np.integer))
-        or value < low
-        or (high is not None and value > high)
-    ):
-        rng = f"[{low}, {high}]" if high is not None else f"[{low}, inf)"
-        raise ValueError(f"{name}={value!r} is invalid: it must be an integer in {rng}")
-    return int(value)
-
-
-def seed_list(seeds, name) -> list:
-    """A count n (seeds 0..n−1) or distinct non-negative integer seeds, as a list."""
-    if isinstance(seeds, (int, np.integer)) and not isinstance(seeds, bool):
-        check_int(name, seeds, 1)
-        return list(range(int(seeds)))
-    try:
-        ids = [int(s) for s in seeds]
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"{name}={seeds!r} is invalid: give a count >= 1 or non-negative integer seeds"
-        ) from None
-    if (
-        not ids
-        or min(ids) < 0
-        or len(set(ids)) != len(ids)
-        or any(isinstance(s, bool) or not float(s).is_integer() for s in seeds)
-    ):
-        raise ValueError(
-            f"{name}={seeds!r} is invalid: give a count >= 1 or distinct non-negative integer seeds"
-        )
-    return ids

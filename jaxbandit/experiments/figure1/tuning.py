@@ -23,8 +23,9 @@ import numpy as np
 
 import jaxbandit as jb
 
-from ...core.validation import check_flag
+from ...core.validation import check_flag, check_int
 from ...report.results import atomic_write_json
+from ..common import device_info, jsonable, now, seed_list, versions
 from .methods import (
     MAIN_METHODS,
     all_methods,
@@ -39,13 +40,7 @@ from .settings import (
     MIN_HORIZON,
     NOISES,
     TUNE_SEEDS,
-    check_int,
-    device_info,
     environment,
-    jsonable,
-    now,
-    seed_list,
-    versions,
 )
 
 TUNED_FORMAT = "jaxbandit.figure1.tuned/1"

@@ -11,6 +11,14 @@ grid point) and fits the *seed mean* ȳ_i = mean_s Y[i, s] — the expected regr
 Confidence intervals: percentile bootstrap over seeds — each resample draws seeds with replacement
 *jointly for every grid point* (seed s faces the same θ*, contexts and noise at every T and C, so the grid
 points of a seed are correlated and must be resampled together), recomputes the seed means and refits.
+
+A power law fitted over a range where regret is not yet one (the local slope still moves with T) is
+misspecified, and its bootstrap interval says nothing about that. :func:`window_fit` therefore fits the
+exponent in T over a *late window* (the last :data:`LATE_POINTS` grid points), gives the *local slopes*
+between neighbouring grid points beside it (the curvature), and an interval that covers the bootstrap
+intervals of the late window and of its neighbours (one point earlier, one point longer): the seeds'
+noise and the window's choice together.
+
 NumPy only, deterministic for a given ``seed``.
 """
 
@@ -22,9 +30,13 @@ import numpy as np
 
 DEFAULT_RESAMPLES = 2000
 DEFAULT_LEVEL = 0.95
+#: Grid points of the late window of :func:`window_fit`.
+LATE_POINTS = 3
 METHOD = (
     "least squares on the seed means; percentile bootstrap over seeds, resampled jointly across the "
-    "grid points (seeds share streams)"
+    "grid points (seeds share streams); the exponent in T over the late window of the last 3 horizons, "
+    "its interval covering the bootstrap intervals of that window and of its neighbours (one horizon "
+    "earlier, one horizon longer)"
 )
 
 
@@ -169,3 +181,76 @@ def excess_loglog_fit(
     D = D[keep]
     boot = _resampled_means(D, resamples, seed)
     return _fit(x[keep], D.mean(axis=1), boot, level=level, log_y=True, seeds=D.shape[1], resamples=resamples)
+
+
+class WindowFit(NamedTuple):
+    """The exponent over a late window: ``late`` the fit over the last :data:`LATE_POINTS` points;
+    ``windows`` the fits over it and its neighbours (one point earlier; one point longer) that the
+    interval covers; [``ci_low``, ``ci_high``] the smallest interval holding every one of their bootstrap
+    intervals (seeds and window together); ``local`` the slopes of the log seed mean between neighbouring
+    grid points, `[n − 1]`; ``whole`` the fit over every point (for comparison: misspecified where the
+    local slopes move)."""
+
+    late: SlopeFit
+    windows: tuple[SlopeFit, ...]
+    ci_low: float
+    ci_high: float
+    local: tuple[float, ...]
+    whole: SlopeFit
+
+    @property
+    def slope(self) -> float:
+        return self.late.slope
+
+    def compare(self, value: float) -> str:
+        """``"below"``, ``"contains"`` or ``"above"``: the combined interval relative to ``value``."""
+        if self.ci_high < value:
+            return "below"
+        if self.ci_low > value:
+            return "above"
+        return "contains"
+
+    def as_dict(self) -> dict:
+        return {
+            "slope": self.slope,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "late": self.late.as_dict(),
+            "windows": [w.as_dict() for w in self.windows],
+            "local": list(self.local),
+            "whole": self.whole.as_dict(),
+            "x": list(self.whole.x),
+            "mean": list(self.whole.mean),
+            "seeds": self.late.seeds,
+        }
+
+
+def local_slopes(x, Y) -> np.ndarray:
+    """Slopes of log(seed mean) against log x between neighbouring grid points, `[n − 1]`."""
+    x, Y = _check(x, Y, "local_slopes", positive_x=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.diff(np.log(Y.mean(axis=1))) / np.diff(np.log(x))
+
+
+def window_fit(
+    x, Y, *, resamples: int = DEFAULT_RESAMPLES, level: float = DEFAULT_LEVEL, seed: int = 0
+) -> WindowFit:
+    """The exponent b of ȳ ∝ x^b over the late window, with an interval covering seeds and window (see
+    :class:`WindowFit`); ``x`` `[n]` sorted ascending, n ≥ 2 (with fewer than :data:`LATE_POINTS` + 1
+    points the late window is every point and has no neighbours)."""
+    _check_options(resamples, level)
+    x, Y = _check(x, Y, "window_fit", positive_x=True)
+    if np.any(np.diff(x) <= 0):
+        raise ValueError(f"window_fit: x={x.tolist()} is invalid: give the grid in ascending order")
+    n = x.size
+    w = min(LATE_POINTS, n)
+    spans = [(n - w, n)] + ([(n - w - 1, n - 1), (n - w - 1, n)] if n > w else [])
+    windows = tuple(loglog_fit(x[a:b], Y[a:b], resamples=resamples, level=level, seed=seed) for a, b in spans)
+    return WindowFit(
+        late=windows[0],
+        windows=windows,
+        ci_low=float(min(f.ci_low for f in windows)),
+        ci_high=float(max(f.ci_high for f in windows)),
+        local=tuple(float(v) for v in local_slopes(x, Y)),
+        whole=loglog_fit(x, Y, resamples=resamples, level=level, seed=seed),
+    )

@@ -82,10 +82,11 @@ def markdown(data: dict) -> str:
         + data["theory"]["growth_C"]
         + "; growth in d "
         + data["theory"]["growth_d"]
-        + ". These are upper bounds: an exponent *below* the bound's is consistent with it (the bound "
-        "is not tight on this instance); one whose interval lies *above* it means that over the measured "
-        "range regret grows faster than the bound's shape (constants and logarithms dominate, or the "
-        "asymptotic regime is not reached).",
+        + ". These are exponents of an upper bound on the worst case over instances, not predictions for "
+        "this one: an exponent *below* the bound's is consistent with it (the instance is easier than the "
+        "worst case); one whose interval lies *above* it means that over the measured range regret grows "
+        "faster than the bound's shape (constants and logarithms dominate, or the asymptotic regime is "
+        "not reached).",
         "",
         f"**Setting.** Section 6's environment: θ* and K = {s['num_arms']} contexts per round uniform on "
         f"the unit sphere of ℝ^d, d = {s['base_dim']} unless d varies; noise: {s['noise']}; ν: "
@@ -97,8 +98,12 @@ def markdown(data: dict) -> str:
         f"setting; see below).",
         "",
         f"**Fits.** {data['fit_method']}; {level}% intervals, {data['resamples']} resamples. "
-        "b: slope of log mean final regret against log T (or log d); γ: regret per unit of C; "
-        "excess slope: slope of log(R(C) − R(0)) against log C over C > 0 with a positive mean excess.",
+        "b: slope of log mean final regret against log T over the late window (the local slopes between "
+        "neighbouring horizons show how far the curve is from a power law; b over the whole range is "
+        "given beside it), or against log d; γ: regret per unit of C; excess slope: slope of "
+        "log(R(C) − R(0)) against log C over C > 0 with a positive mean excess.",
+        "",
+        f"**β as T grows.** {s.get('beta_with_T', '')}",
         "",
         "**Random play.** A learner that never learns pays T·g(d), g(d) = E[max_k ⟨x_k, θ*⟩]: "
         + ", ".join(f"g({d}) = {v['mean']:.4f}" for d, v in _by_number(rp))
@@ -127,32 +132,71 @@ def _ratio(mean_at: float, horizon: int, g: float) -> str:
     return f"{mean_at / (horizon * g):.2f}" if math.isfinite(mean_at) else "—"
 
 
+def _late(f: dict) -> str:
+    late = f["late"]["x"]
+    return f"{int(late[0])}–{int(late[-1])}"
+
+
 def _part_a(data, fits, rp, horizons) -> list[str]:
     g = rp[str(data["settings"]["base_dim"])]["mean"]
     lines = [
         "",
         "## (a) Exponent of final regret in T (C = 0)",
         "",
-        "| algorithm | constants | ε | T range | b [95% CI] | 1/(1+ε) | b vs 1/(1+ε) | b vs 1/2 | "
-        "R(T_max) | R/rand |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| algorithm | constants | ε | late window | b [95% interval: seeds and window] | local slopes | "
+        "b over all T | 1/(1+ε) | b vs 1/(1+ε) | b vs 1/2 | R(T_max) | R/rand |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in fits:
         f = r["T"]
         if "error" in f:
             lines.append(
-                f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | — | {f['error']} | "
+                f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | — | {f['error']} | | | "
                 f"{1 / (1 + r['eps']):.2f} | | | | |"
             )
             continue
         T_max = int(f["x"][-1])
         R = _num(f["mean"][-1])
+        local = ", ".join(f"{_num(v):.2f}" for v in f["local"])
         lines.append(
-            f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {int(f['x'][0])}–{T_max} | "
-            f"{_ci(f)} | {f['theory']:.2f} | {VERDICT[f['interval_vs']['theory']]} | "
+            f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {_late(f)} | {_ci(f)} | "
+            f"{local} | {_ci(f['whole'])} | {f['theory']:.2f} | {VERDICT[f['interval_vs']['theory']]} | "
             f"{VERDICT[f['interval_vs']['half']]} | {R:.1f} | {_ratio(R, T_max, g)} |"
         )
+    lines += _exponent_matrix(data, fits)
     return lines
+
+
+def _exponent_matrix(data, fits) -> list[str]:
+    """b over the late window, every algorithm × ε, tuned constants (theory where none): the robust
+    algorithms beside the non-robust baselines under the same protocol."""
+    eps = sorted({r["eps"] for r in fits})
+    cap = data["settings"]["plan"]["linear_cost_max_horizon"]
+    lines = [
+        "",
+        "Late-window exponent b, every algorithm under the same protocol (tuned constants where the "
+        f"algorithm has them); † fitted on T ≤ {cap} (O(t) per round), so on earlier horizons than the "
+        "others.",
+        "",
+        "| algorithm | constants | " + " | ".join(f"ε = {e:g}" for e in eps) + " |",
+        "|---|---|" + "---:|" * len(eps),
+        "| 1/(1+ε) | | " + " | ".join(f"{1 / (1 + e):.2f}" for e in eps) + " |",
+    ]
+    for m in _ordered(data["algorithms"]):
+        a = data["algorithms"][m]
+        v = "tuned" if "tuned" in a["constants"] else "theory"
+        cells = {r["eps"]: r["T"] for r in fits if r["algorithm"] == m and r["constants"] == v}
+        mark = " †" if a["cost"] == "O(t)" else ""
+        row = [_ci(cells[e]) if e in cells else "—" for e in eps]
+        lines.append(f"| {a['label']}{mark} | {v} | " + " | ".join(row) + " |")
+    return lines
+
+
+def _shape(exc: dict) -> str:
+    """The shape of R(C) − R(0) in C that the excess slope's interval supports."""
+    if "error" in exc:
+        return "—"
+    return {"below": "concave", "contains": "1 inside CI", "above": "convex"}[exc["interval_vs"]["linear"]]
 
 
 def _part_b(data, fits, rp) -> list[str]:
@@ -163,24 +207,30 @@ def _part_b(data, fits, rp) -> list[str]:
         "",
         f"## (b) Growth of final regret in C (T = {T}, d = {s['base_dim']}, flip adversary)",
         "",
+        "The flip adversary corrupts every round from the first until its budget is spent, so the "
+        "corruption falls on the learner's first rounds, when it knows least; `spent / C` says how much "
+        "of the budget it spent by T.",
+        "",
         f"| algorithm | constants | ε | R(0) | R(C_max = {max(budgets):g}) | γ per unit C [95% CI] | "
-        "excess slope [95% CI] | vs 1 | spent / C at C_max |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "added per unit C, first → last budget | excess slope [95% CI] | shape | spent / C at C_max |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in fits:
         c = r["C"]
         lin, exc = c["linear"], c["excess_loglog"]
         if "error" in lin:
             lines.append(
-                f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {lin['error']} |||||"
+                f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {lin['error']} ||||||"
             )
             continue
         spent = _num(c["spent_mean"][-1]) / max(budgets) if max(budgets) > 0 else float("nan")
         exc_txt = _ci(exc) if "error" not in exc else "— (< 2 budgets with R(C) > R(0))"
-        vs = VERDICT[exc["interval_vs"]["linear"]] if "error" not in exc else "—"
+        added = c.get("added_per_unit", [])
+        added_txt = f"{_num(added[0]):.2f} → {_num(added[-1]):.2f}" if added else "—"
         lines.append(
             f"| {_label(r['algorithm'])} | {r['constants']} | {r['eps']:g} | {_num(lin['mean'][0]):.1f} | "
-            f"{_num(lin['mean'][-1]):.1f} | {_ci(lin, 3)} | {exc_txt} | {vs} | {spent:.2f} |"
+            f"{_num(lin['mean'][-1]):.1f} | {_ci(lin, 3)} | {added_txt} | {exc_txt} | {_shape(exc)} | "
+            f"{spent:.2f} |"
         )
     return lines
 
@@ -231,58 +281,75 @@ def _count(rows) -> str:
     return f"{n['above']} above, {n['contains']} inside, {n['below']} below (of {len(rows)})"
 
 
+def _groups(data, rows) -> list[tuple[str, list]]:
+    """The fits split by the horizons they had, each counted on its own: the algorithms that ran every T,
+    and those (O(t) per round) that ran only the T up to the cap."""
+    cap = data["settings"]["plan"]["linear_cost_max_horizon"]
+    capped = {
+        m
+        for m, a in data["algorithms"].items()
+        if len(a["horizons"]) < len(data["settings"]["plan"]["horizons"])
+    }
+    groups = [
+        ("every T", [r for r in rows if r["algorithm"] not in capped]),
+        (f"O(t) algorithms, T ≤ {cap} only", [r for r in rows if r["algorithm"] in capped]),
+    ]
+    return [(name, group) for name, group in groups if group]
+
+
 def _verdicts(data, fits) -> list[str]:
-    """Plain statements with numbers: where the measured shape matches the theory's and where not."""
+    """Plain statements with numbers, each computed from the fits: where the measured shape matches the
+    theory's and where not."""
     lines = ["", "## Where the theory's shape holds and where it does not", ""]
+    g = data["random_play"]["per_round"][str(data["settings"]["base_dim"])]["mean"]
     for v in ("theory", "tuned"):
         rows = [r for r in fits if r["constants"] == v]
         if not rows:
             continue
-        a = [r["T"]["interval_vs"]["theory"] for r in rows if "error" not in r["T"]]
-        half = [r["T"]["interval_vs"]["half"] for r in rows if "error" not in r["T"]]
-        lines.append(
-            f"- **{v} constants, T-exponent:** the interval of b lies relative to 1/(1+ε): "
-            f"{_count(a)}; "
-            f"relative to 1/2: {_count(half)}."
-        )
-        bs = [r["T"]["slope"] for r in rows if "error" not in r["T"]]
-        if bs:
-            g = data["random_play"]["per_round"][str(data["settings"]["base_dim"])]["mean"]
-            near = sum(
-                1
-                for r in rows
-                if "error" not in r["T"] and _num(r["T"]["mean"][-1]) >= 0.8 * r["T"]["x"][-1] * g
-            )
+        for group, part in _groups(data, rows):
+            ok = [r for r in part if "error" not in r["T"]]
+            a = [r["T"]["interval_vs"]["theory"] for r in ok]
+            half = [r["T"]["interval_vs"]["half"] for r in ok]
             lines.append(
-                f"  Fitted b ranges over [{min(bs):.2f}, {max(bs):.2f}]; in {near} of {len(bs)} rows the "
-                "regret at the largest T is still ≥ 0.8 of random play's (no learning yet: b near 1 says "
-                "nothing about the asymptotic exponent there)."
+                f"- **{v} constants, T-exponent ({group}):** the late-window interval of b lies relative to "
+                f"1/(1+ε): {_count(a)}; relative to 1/2: {_count(half)}."
             )
-        by_alg: dict = {}
-        for r in rows:
-            if "error" not in r["T"]:
+            if ok:
+                bs = [r["T"]["slope"] for r in ok]
+                near = sum(1 for r in ok if _num(r["T"]["mean"][-1]) >= 0.8 * r["T"]["x"][-1] * g)
+                moving = sum(1 for r in ok if r["T"]["local"] and _spread(r["T"]["local"]) > 0.1)
+                lines.append(
+                    f"  Late-window b ranges over [{min(bs):.2f}, {max(bs):.2f}]; in {moving} of {len(ok)} "
+                    "rows the local slopes move by more than 0.1 across the T grid (not yet a power law); "
+                    f"in {near} of {len(ok)} the regret at the largest T is still ≥ 0.8 of random play's "
+                    "(no learning yet: b near 1 says nothing about the asymptotic exponent there)."
+                )
+            by_alg: dict = {}
+            for r in ok:
                 by_alg.setdefault(r["algorithm"], []).append((r["eps"], r["T"]["slope"]))
-        eps = sorted({r["eps"] for r in rows})
-        if len(eps) >= 2:
-            lo, hi = eps[0], eps[-1]
-            pred = 1 / (1 + lo) - 1 / (1 + hi)
-            diffs = [
-                f"{_label(m)} {dict(p)[lo] - dict(p)[hi]:+.2f}"
-                for m, p in by_alg.items()
-                if lo in dict(p) and hi in dict(p)
-            ]
-            lines.append(f"  b(ε = {lo:g}) − b(ε = {hi:g}), theory {pred:+.2f}: " + ", ".join(diffs) + ".")
-        c = [
-            r["C"]["excess_loglog"]["interval_vs"]["linear"]
-            for r in rows
-            if "error" not in r["C"]["excess_loglog"]
-        ]
+            eps = sorted({r["eps"] for r in part})
+            if len(eps) >= 2:
+                lo, hi = eps[0], eps[-1]
+                pred = 1 / (1 + lo) - 1 / (1 + hi)
+                diffs = [
+                    f"{_label(m)} {dict(p)[lo] - dict(p)[hi]:+.2f}"
+                    for m, p in by_alg.items()
+                    if lo in dict(p) and hi in dict(p)
+                ]
+                if diffs:
+                    lines.append(
+                        f"  b(ε = {lo:g}) − b(ε = {hi:g}), theory {pred:+.2f}: " + ", ".join(diffs) + "."
+                    )
+        c = [r["C"]["excess_loglog"] for r in rows if "error" not in r["C"]["excess_loglog"]]
         n_c_err = sum(1 for r in rows if "error" in r["C"]["excess_loglog"])
         gam = [r["C"]["linear"] for r in rows if "error" not in r["C"]["linear"]]
         pos = sum(1 for f in gam if f["ci_low"] > 0)
+        shapes = [_shape(f) for f in c]
         lines.append(
-            f"- **{v} constants, C:** γ's interval lies above 0 in {pos} of {len(gam)} rows; the excess "
-            f"slope's interval relative to 1: {_count(c)}"
+            f"- **{v} constants, C:** γ's interval lies above 0 in {pos} of {len(gam)} rows; the shape of "
+            f"R(C) − R(0) that the excess slope's interval supports: {shapes.count('concave')} concave, "
+            f"{shapes.count('1 inside CI')} with 1 inside the interval, {shapes.count('convex')} convex "
+            f"(of {len(c)})"
             + (f"; {n_c_err} row(s) had fewer than 2 budgets with a positive mean excess" if n_c_err else "")
             + "."
         )
@@ -300,21 +367,15 @@ def _verdicts(data, fits) -> list[str]:
                 f"- **{v} constants, d:** the slope's interval relative to 1: {_count(d)}; slopes "
                 f"range over [{min(ds):.2f}, {max(ds):.2f}]{extra}."
             )
-    pairs = data.get("identical", {}).get("pairs", [])
-    if pairs:
-        lines.append(
-            "- **Identical algorithms:** "
-            + "; ".join(f"{_label(a)} and {_label(b)}" for a, b in pairs)
-            + " gave bitwise equal final regrets in every run (every ε, T, C, d, constants and seed), so "
-            "whatever distinguishes them (e.g. knowing C) changed no arm here."
-        )
+    lines += _identical_lines(data)
     cr = [r for r in fits if r["algorithm"] == "cr_hvt_ucb" and "error" not in r["T"]]
     if cr:
         lines += ["", "CR-Hvt-UCB (the paper's algorithm), row by row:", ""]
         for r in cr:
             f = r["T"]
             parts = [
-                f"{r['constants']}, ε = {r['eps']:g}: b = {_ci(f)} against 1/(1+ε) = {f['theory']:.2f} "
+                f"{r['constants']}, ε = {r['eps']:g}: b = {_ci(f)} over T = {_late(f)} (local slopes "
+                f"{', '.join(f'{_num(x):.2f}' for x in f['local'])}) beside 1/(1+ε) = {f['theory']:.2f} "
                 f"({VERDICT[f['interval_vs']['theory']]})"
             ]
             lin = r["C"]["linear"]
@@ -322,13 +383,34 @@ def _verdicts(data, fits) -> list[str]:
                 parts.append(f"γ = {_ci(lin, 3)} per unit C")
             exc = r["C"]["excess_loglog"]
             if "error" not in exc:
-                parts.append(
-                    f"excess slope in C {_ci(exc)} against 1 ({VERDICT[exc['interval_vs']['linear']]})"
-                )
+                parts.append(f"excess slope in C {_ci(exc)} ({_shape(exc)})")
             if "error" not in r["d"]:
                 parts.append(f"d slope {_ci(r['d'])} against 1 ({VERDICT[r['d']['interval_vs']['linear']]})")
             lines.append("- " + "; ".join(parts) + ".")
     return lines
+
+
+def _spread(values) -> float:
+    vals = [_num(v) for v in values]
+    return max(vals) - min(vals) if vals else 0.0
+
+
+def _identical_lines(data) -> list[str]:
+    """Which algorithms gave bitwise identical runs, counted per part (from the JSON's computed field)."""
+    pairs = data.get("identical", {}).get("pairs", [])
+    if not pairs:
+        return ["- **Identical algorithms:** no two algorithms gave identical runs in any cell."]
+    names = {"T": "T", "C": "C", "d": "d"}
+    out = []
+    for row in pairs:
+        a, b = row["pair"]
+        counts = "; ".join(
+            f"{names[p]}: {row[p]['identical']} of {row[p]['cells']} cells"
+            + (f" (they differ at {p} ∈ {row[p]['differ_at']})" if row[p]["differ_at"] else "")
+            for p in names
+        )
+        out.append(f"- **{_label(a)} and {_label(b)}** gave bitwise identical runs in — {counts}.")
+    return out
 
 
 # --- figures -----------------------------------------------------------------------------------------
@@ -350,15 +432,23 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
     (mean ± s.e. over seeds) per algorithm, log–log, with the theory's slopes as reference lines."""
     from matplotlib import ticker
 
-    from ...report.plots import _pyplot, save_figure
+    from ...report.plots import algorithm_style, pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     methods = _ordered(data["algorithms"])
     variants = [
         v for v in ("theory", "tuned") if any(v in a["constants"] for a in data["algorithms"].values())
     ]
     eps = [float(e) for e in arrays["eps"]]
     paths = {}
+    s = data["settings"]
+    titles = {
+        "T": "Final regret against the horizon T (C = 0, d = "
+        + f"{s['base_dim']}"
+        + "; each T its own runs)",
+        "C": f"Regret added by the flip adversary's budget C (T = {s['corruption_horizon']})",
+        "d": f"Final regret against the dimension d (T = {s['dim_horizon']}, C = 0)",
+    }
     panels = {
         "png_T": ("T", arrays["horizons"], "horizon T", "final regret R(T)"),
         "png_C": ("C", arrays["budgets"], "corruption budget C", "R(C) − R(0)"),
@@ -374,6 +464,14 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
             squeeze=False,
             sharex=True,
         )
+        # an algorithm with every run of the part equal to an earlier one's would be hidden under it
+        same = [
+            [np.array_equal(arrays[f"{part}/{o}"], arrays[f"{part}/{m}"], equal_nan=True) for o in methods]
+            for m in methods
+        ]
+        twins = {
+            m: next((o for o, eq in zip(methods[:k], same[k]) if eq), None) for k, m in enumerate(methods)
+        }
         for vi, v in enumerate(variants):
             for ei, e in enumerate(eps):
                 ax = axes[vi, ei]
@@ -388,19 +486,17 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
                     ok = np.isfinite(mean) & (mean > 0)
                     if ok.sum() < 1:
                         continue
-                    spec = _spec(m)
+                    label, cost = _spec(m)
+                    style = "-" if cost == "O(1)" else "--"
+                    if cost != "O(1)":
+                        label += " (O(t): dashed)"
+                    twin = twins[m]
+                    if twin is not None:
+                        label, style = label + f" (dotted: same runs as {_spec(twin)[0]})", ":"
                     ax.errorbar(
-                        x[ok],
-                        mean[ok],
-                        yerr=se[ok],
-                        marker="o",
-                        ms=3,
-                        lw=1.2,
-                        capsize=2,
-                        label=spec[0],
-                        color=spec[1],
-                        ls="-" if spec[2] == "O(1)" else "--",
-                    )
+                        x[ok], mean[ok], yerr=se[ok], ms=3, lw=1.2, capsize=2, label=label, ls=style,
+                        **algorithm_style(m),
+                    )  # fmt: skip
                     firsts.append((x[ok][0], mean[ok][0]))
                 xs = np.asarray(grid, float)
                 xs = xs[xs > 0]
@@ -415,6 +511,8 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
                     ax.plot(xs, ceiling, "--", color="black", lw=1.0, label="random play T·g(d)")
                 ax.set_xscale("log")
                 ax.set_yscale("log")
+                ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:g}"))
+                ax.yaxis.set_minor_formatter(ticker.NullFormatter())
                 ax.set_xticks(xs)
                 ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
                 ax.xaxis.set_minor_formatter(ticker.NullFormatter())
@@ -422,8 +520,14 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
                 ax.set_xlabel(xlabel)
                 ax.set_ylabel(ylabel)
                 ax.grid(True, which="both", alpha=0.3)
-        handles, labels = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+        entries: dict = {}  # every panel's entries, once each (a line may be missing from some panels)
+        for ax in axes.ravel():
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                entries.setdefault(label, handle)
+        fig.legend(
+            list(entries.values()), list(entries), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8
+        )
+        fig.suptitle(titles[part] + f"; mean ± s.e. over {arrays['seeds'].size} seeds")
         fig.tight_layout()
         path = out / f"scaling_{part}.png"
         save_figure(fig, path)
@@ -443,25 +547,26 @@ def _random_play_line(data: dict, part: str, xs: np.ndarray) -> np.ndarray | Non
     return None
 
 
-def _spec(name: str) -> tuple[str, str, str]:
+def _spec(name: str) -> tuple[str, str]:
+    """Label and per-round cost of ``name`` (an unregistered name: itself, O(1))."""
     try:
         s = jb.registry.algorithm(name)
-        return s.label, s.color, s.cost
+        return s.label, s.cost
     except ValueError:
-        return name, "tab:gray", "O(1)"
+        return name, "O(1)"
 
 
 def rewrite(out) -> dict:
-    """Redraw ``scaling.md`` and the figures in ``out`` from its ``scaling.json`` and ``scaling.npz``
+    """Redraw ``scaling.md`` and the figures in ``out`` from its ``scaling.json`` and ``results_*.npz``
     (nothing re-run); returns the paths written."""
     import json
 
-    from ...report.results import atomic_write_bytes
+    from ...report.results import SweepResult, atomic_write_bytes
+    from .run import arrays_from
 
     out = Path(out)
     data = json.loads((out / "scaling.json").read_text())
-    with np.load(out / "scaling.npz", allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
+    arrays = arrays_from({part: SweepResult.load(out / f"results_{part}.npz") for part in ("T", "C", "d")})
     paths = draw(arrays, data, out)
     text = markdown(data)
     atomic_write_bytes(out / "scaling.md", lambda f: f.write(text.encode()))

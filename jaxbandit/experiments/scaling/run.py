@@ -1,6 +1,7 @@
 """The scaling run in one call: the sweeps (one compiled :func:`jaxbandit.sweep` per algorithm, horizon and
-dimension, run concurrently), the fits, and the files (``scaling.json``, ``scaling.md``, ``scaling.npz``,
-``scaling_T.png``, ``scaling_C.png``, ``scaling_d.png``)."""
+dimension, run concurrently), the fits, and the files (``scaling.json``, ``scaling.md``, the final
+regrets as ``jb.SweepResult`` files ``results_T.npz``, ``results_C.npz``, ``results_d.npz`` with their
+``.json`` (and ``.nc`` with xarray), ``scaling_T.png``, ``scaling_C.png``, ``scaling_d.png``)."""
 
 from __future__ import annotations
 
@@ -19,16 +20,9 @@ import numpy as np
 import jaxbandit as jb
 
 from ...core.validation import check_flag
-from ...report.results import atomic_savez, atomic_write_json
-from ..figure1.settings import (
-    DIM,
-    NUM_ARMS,
-    TUNE_SEEDS,
-    device_info,
-    jsonable,
-    now,
-    versions,
-)
+from ...report.results import atomic_write_bytes, atomic_write_json
+from ..common import device_info, jsonable, now, save_result, versions
+from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
 from ..figure1.tuning import load_tuned
 from . import fit as F
 from .report import draw, markdown
@@ -63,8 +57,9 @@ class Job(NamedTuple):
 
 @dataclass
 class ScalingResult:
-    """What :func:`run` produced: the final regrets (``arrays``, as in ``scaling.npz``), the JSON content
-    (``data``: settings, fits, timings) and the paths written."""
+    """What :func:`run` produced: the final regrets (``arrays``: ``T/<method>`` `[variant, eps, horizon,
+    seed]`, ``C/<method>``, ``C_spent/<method>``, ``d/<method>`` and the grids; the results files hold them
+    as :func:`results`), the JSON content (``data``: settings, fits, timings) and the paths written."""
 
     arrays: dict
     data: dict
@@ -90,15 +85,32 @@ def plan_jobs(plan: Plan, methods) -> list[Job]:
     return sorted(jobs, key=cost, reverse=True)
 
 
-def identical_pairs(arrays: dict, methods) -> list[list[str]]:
-    """Pairs of algorithms whose final regrets are bitwise equal in every run (NaN where neither ran)."""
-    parts = ("T", "C", "d")
-    pairs = []
+#: Each part's grid in the arrays, by the name of its axis.
+GRIDS = {"T": "horizons", "C": "budgets", "d": "dims"}
+
+
+def identical_runs(arrays: dict, methods) -> list[dict]:
+    """Pairs of algorithms whose runs are bitwise identical (every seed's final regret) in at least one
+    cell (constants × ε × grid point) of some part, counted per part: ``{"pair": [a, b], "T": {"identical":
+    k, "cells": n, "differ_at": [grid values where some cell differs]}, "C": ..., "d": ...}`` (cells
+    where either did not run are not counted)."""
+    rows = []
     for i, a in enumerate(methods):
         for b in methods[i + 1 :]:
-            if all(np.array_equal(arrays[f"{p}/{a}"], arrays[f"{p}/{b}"], equal_nan=True) for p in parts):
-                pairs.append([a, b])
-    return pairs
+            row: dict = {"pair": [a, b]}
+            for part, grid in GRIDS.items():
+                A, B = arrays[f"{part}/{a}"], arrays[f"{part}/{b}"]  # [variant, eps, grid, seed]
+                ran = np.all(np.isfinite(A), axis=-1) & np.all(np.isfinite(B), axis=-1)
+                same = np.all(A == B, axis=-1) & ran
+                differ = np.any(ran & ~same, axis=(0, 1))
+                row[part] = {
+                    "identical": int(same.sum()),
+                    "cells": int(ran.sum()),
+                    "differ_at": np.asarray(arrays[grid])[differ].tolist(),
+                }
+            if any(row[p]["identical"] for p in GRIDS):
+                rows.append(row)
+    return rows
 
 
 def default_workers() -> int:
@@ -145,7 +157,8 @@ def run(
 ) -> ScalingResult:
     """Measure how final regret grows with T (per ε), with C and with d, for every selected algorithm
     with its theory constants and with Figure 1's tuned constants, fit the exponents with bootstrap
-    confidence intervals, and write ``scaling.json``, ``scaling.md``, ``scaling.npz`` and the figures.
+    confidence intervals, and write ``scaling.json``, ``scaling.md``, ``results_{T,C,d}.npz`` and the
+    figures.
 
     Args:
       quick: the small plan (:data:`QUICK`, a few minutes on a 2-core CPU) instead of :data:`FULL` (meant
@@ -209,7 +222,7 @@ def run(
     fits = _fits(arrays, plan, methods, tuned, resamples)
     fit_seconds = time.perf_counter() - t_fit
     random_play = random_play_regret(sorted(set(plan.dims) | {DIM}))
-    identical = identical_pairs(arrays, methods)
+    identical = identical_runs(arrays, methods)
 
     data: dict[str, Any] = {
         "experiment": "scaling of final regret in T (per eps), C and d, against Tani & Futami's bound",
@@ -248,6 +261,11 @@ def run(
             },
             "adversary": "jb.corruption.flip(budget=C): exact budget, sum |c_t| <= C",
             "record": "final round only (cumulative pseudo-regret at T)",
+            "beta_with_T": "Each T is its own run. Theory constants: every constant is the theory value for "
+            "that T (CR-Hvt-UCB's beta_t = 409 log(2T^2/delta) tau_0 t^e + sqrt(lambda(2+4S^2)) with "
+            "delta = 1/(8T), so the radius grows with log T). Tuned constants: Figure 1's tuned multipliers "
+            "of the theory radius (beta_scale, LinTS's v), found at T = 5000 and kept at every T, so the "
+            "tuned radius follows the theory radius's growth in T; nothing is re-tuned per T.",
             "linear_cost_cap": f"algorithms with registry cost {LINEAR_COST} run horizons <= "
             f"{plan.linear_cost_max_horizon} only",
             "tuned": {
@@ -276,8 +294,9 @@ def run(
         },
         "fits": fits,
         "identical": {
-            "what": "pairs of algorithms whose final regrets are bitwise equal in every run of the three "
-            "parts (every eps, T, C, d, constants and seed)",
+            "what": "pairs of algorithms whose runs (every seed's final regret) are bitwise identical in at "
+            "least one cell (constants x eps x grid point) of a part, with the count per part and the grid "
+            "values where they differ",
             "pairs": identical,
         },
         "versions": versions(),
@@ -466,15 +485,18 @@ def _fits(arrays: dict, plan: Plan, methods, tuned, resamples) -> list[dict]:
                 T = arrays[f"T/{m}"][vi, ei]
                 run_T = np.all(np.isfinite(T), axis=1)
                 row: dict = {"algorithm": m, "constants": v, "eps": e}
-                fit_T = _try(F.loglog_fit, np.asarray(plan.horizons)[run_T], T[run_T], resamples)
+                fit_T = _try(F.window_fit, np.asarray(plan.horizons)[run_T], T[run_T], resamples)
                 fit_T.update(theory=1.0 / (1.0 + e), reference_half=0.5)
                 _compare(fit_T, {"theory": 1.0 / (1.0 + e), "half": 0.5, "linear": 1.0})
                 row["T"] = fit_T
                 C = arrays[f"C/{m}"][vi, ei]
                 spent = arrays[f"C_spent/{m}"][vi, ei].mean(axis=1)
+                with np.errstate(invalid="ignore"):
+                    per_unit = np.diff(C.mean(axis=1)) / np.diff(plan.budgets)
                 row["C"] = {
                     "horizon": plan.corruption_horizon,
                     "spent_mean": spent.tolist(),
+                    "added_per_unit": per_unit.tolist(),
                     "linear": _try(F.linear_fit, plan.budgets, C, resamples),
                     "excess_loglog": _try(F.excess_loglog_fit, plan.budgets, C, resamples),
                 }
@@ -517,17 +539,77 @@ def _summary_lines(data: dict) -> str:
     return "\n".join(lines)
 
 
+#: The parts' grid axes in the results files, and what their ``round`` coordinate is.
+PARTS = {
+    "T": (None, "the horizon T: each value is the final round of its own run of T rounds (theory constants "
+          "for that T), so a curve along round is regret against T, not one run's trajectory"),
+    "C": ("C", "the corruption horizon: the final round of every run"),
+    "d": ("dim", "the dimension horizon: the final round of every run"),
+}  # fmt: skip
+
+
+def results(arrays: dict, methods, plan: Plan, info: dict | None = None) -> dict[str, jb.SweepResult]:
+    """The final regrets of the three parts as ``jb.SweepResult``s ``{"T": …, "C": …, "d": …}`` with dims
+    (algorithm, constants, eps, [C | dim,] seed, round): part T's ``round`` is the horizon grid, the
+    others' the plan's corruption or dimension horizon; fields ``cumulative_regret`` (and
+    ``corruption_spent`` for part C); NaN where a run was not made (an O(t) algorithm beyond its cap,
+    tuned constants it has none of). ``info`` goes into ``meta``."""
+    out = {}
+    for part, (axis, round_means) in PARTS.items():
+        regret = np.stack([arrays[f"{part}/{m}"] for m in methods])  # [alg, variant, eps, grid, seed]
+        coords: dict = {
+            "algorithm": np.asarray(methods),
+            "constants": np.asarray(VARIANTS),
+            "eps": arrays["eps"],
+        }
+        if part == "T":
+            fields = {"cumulative_regret": np.moveaxis(regret, 3, -1)}
+            coords.update(seed=arrays["seeds"], round=arrays["horizons"])
+        else:
+            grid = arrays["budgets"] if part == "C" else arrays["dims"]
+            horizon = plan.corruption_horizon if part == "C" else plan.dim_horizon
+            fields = {"cumulative_regret": regret[..., None]}
+            if part == "C":
+                fields["corruption_spent"] = np.stack([arrays[f"C_spent/{m}"] for m in methods])[..., None]
+            coords.update({axis: grid, "seed": arrays["seeds"], "round": np.asarray([horizon])})
+        meta = {"part": part, "round": round_means, **(info or {})}
+        out[part] = jb.SweepResult(tuple(coords), coords, fields, meta)
+    return out
+
+
+def arrays_from(parts: dict) -> dict:
+    """:func:`results` inverted: the arrays the fits and figures read (``T/<method>`` …, the grids)."""
+    T, C, d = parts["T"], parts["C"], parts["d"]
+    arrays = {
+        "horizons": np.asarray(T.coords["round"]),
+        "eps": np.asarray(T.coords["eps"]),
+        "budgets": np.asarray(C.coords["C"]),
+        "dims": np.asarray(d.coords["dim"]),
+        "seeds": np.asarray(T.coords["seed"]),
+    }
+    for i, m in enumerate(np.asarray(T.coords["algorithm"]).tolist()):
+        arrays[f"T/{m}"] = np.moveaxis(np.asarray(T.cumulative_regret[i]), -1, 2)
+        arrays[f"C/{m}"] = np.asarray(C.cumulative_regret[i][..., 0])
+        arrays[f"C_spent/{m}"] = np.asarray(C.corruption_spent[i][..., 0])
+        arrays[f"d/{m}"] = np.asarray(d.cumulative_regret[i][..., 0])
+    return arrays
+
+
 def _write(out: Path, arrays: dict, data: dict, plan: Plan, methods, t_start: float) -> dict:
-    """``scaling.npz``, the figures, ``scaling.md`` and ``scaling.json`` (last, listing the others)."""
+    """``results_{T,C,d}.npz`` (+ ``.json``, ``.nc``), the figures, ``scaling.md`` and ``scaling.json``
+    (last, listing the others)."""
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"npz": out / "scaling.npz", "json": out / "scaling.json", "md": out / "scaling.md"}
-    atomic_savez(paths["npz"], **arrays)
+    paths: dict = {"json": out / "scaling.json", "md": out / "scaling.md"}
+    info = jsonable(
+        {k: data[k] for k in ("experiment", "created", "command", "mode", "settings", "versions", "device")}
+    )
+    for part, result in results(arrays, methods, plan, info).items():
+        for written in save_result(result, out / f"results_{part}.npz"):
+            paths[f"{written.suffix[1:]}_{part}"] = written
     paths.update(draw(arrays, data, out))
     data["files"] = {k: str(p) for k, p in paths.items()}
     data["wall_seconds"]["total"] = time.perf_counter() - t_start
     data = jsonable(data)
-    from ...report.results import atomic_write_bytes
-
     text = markdown(data)
     atomic_write_bytes(paths["md"], lambda f: f.write(text.encode()))
     atomic_write_json(paths["json"], data)

@@ -5,8 +5,6 @@ factories its sweeps trace (one per algorithm, horizon and dimension: all three 
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Sequence
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -16,6 +14,7 @@ import jaxbandit as jb
 
 from ...agents.registry import AlgorithmSpec, Problem
 from ...core import validation as V
+from ..common import check_numbers
 from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
 
 #: Pareto's tail index exceeds 1 + ε by this much: the (1+ε)-moment exists, the (1.1+ε)-moment does not.
@@ -62,14 +61,14 @@ class Plan(NamedTuple):
 
 
 QUICK = Plan(
-    horizons=(250, 1000),
+    horizons=(200, 400, 800, 1600),
     eps=(0.4, 1.0),
     budgets=(0.0, 10.0, 20.0, 40.0, 80.0),
     dims=(5, 10),
     seeds=6,
-    linear_cost_max_horizon=1000,
-    corruption_horizon=250,
-    dim_horizon=250,
+    linear_cost_max_horizon=1600,
+    corruption_horizon=400,
+    dim_horizon=400,
 )
 FULL = Plan(
     horizons=(500, 1000, 2000, 4000, 8000, 16000),
@@ -168,54 +167,14 @@ def _span(seeds) -> str:
 # --- argument checks ---------------------------------------------------------------------------------
 
 
-def _as_tuple(name: str, values) -> tuple:
-    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-        raise ValueError(f"{name}={values!r} is invalid: give a list of numbers")
-    return tuple(values)
-
-
-def check_ints(name: str, values, low: int, *, at_least: int) -> tuple[int, ...]:
-    """Distinct integers ≥ ``low``, at least ``at_least`` of them, sorted."""
-    vals = _as_tuple(name, values)
-    ok = all(
-        not isinstance(v, (bool, np.bool_))
-        and isinstance(v, (int, np.integer, float, np.floating))
-        and math.isfinite(v)
-        and float(v).is_integer()
-        and v >= low
-        for v in vals
-    )
-    if not ok or len(vals) < at_least or len(set(vals)) != len(vals):
-        raise ValueError(f"{name}={values!r} is invalid: give at least {at_least} distinct integers >= {low}")
-    return tuple(sorted(int(v) for v in vals))
-
-
-def check_floats(name: str, values, low: float, high: float, *, low_open: bool, at_least: int) -> tuple:
-    vals = _as_tuple(name, values)
-    ok = all(
-        not isinstance(v, (bool, np.bool_))
-        and isinstance(v, (int, np.integer, float, np.floating))
-        and math.isfinite(v)
-        and (v > low if low_open else v >= low)
-        and v <= high
-        for v in vals
-    )
-    if not ok or len(vals) < at_least or len(set(vals)) != len(vals):
-        interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
-        raise ValueError(
-            f"{name}={values!r} is invalid: give at least {at_least} distinct numbers in {interval}"
-        )
-    return tuple(sorted(float(v) for v in vals))
-
-
 def check_plan(plan: Plan) -> Plan:
     """``plan`` with sorted grids, or a ``ValueError`` naming the first bad field."""
-    horizons = check_ints("horizons", plan.horizons, MIN_HORIZON, at_least=2)
-    eps = check_floats("eps", plan.eps, 0.0, 1.0, low_open=True, at_least=1)
-    budgets = check_floats("budgets", plan.budgets, 0.0, math.inf, low_open=False, at_least=1)
+    horizons = check_numbers("horizons", plan.horizons, MIN_HORIZON, integer=True, at_least=2)
+    eps = check_numbers("eps", plan.eps, 0.0, 1.0, low_open=True)
+    budgets = check_numbers("budgets", plan.budgets, 0.0)
     if 0.0 not in budgets:
         raise ValueError(f"budgets={plan.budgets!r} is invalid: it must include 0 (R(C) - R(0) needs R(0))")
-    dims = check_ints("dims", plan.dims, 1, at_least=1)
+    dims = check_numbers("dims", plan.dims, 1, integer=True)
     seeds = plan.seeds
     if isinstance(seeds, (bool, np.bool_)) or not isinstance(seeds, (int, np.integer)) or seeds < 2:
         raise ValueError(
@@ -259,7 +218,7 @@ def override(plan: Plan, **fields) -> Plan:
     if unknown:
         raise ValueError(f"{unknown[0]} is not a field of the plan: fields are {Plan._fields}")
     new = plan._replace(**{k: v for k, v in fields.items() if v is not None})
-    horizons = check_ints("horizons", new.horizons, MIN_HORIZON, at_least=2)
+    horizons = check_numbers("horizons", new.horizons, MIN_HORIZON, integer=True, at_least=2)
     cap = new.linear_cost_max_horizon
     if isinstance(cap, (int, np.integer)) and not isinstance(cap, bool) and cap >= horizons[0]:
         largest = max(t for t in horizons if t <= cap)
