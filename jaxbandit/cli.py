@@ -331,8 +331,8 @@ def run_bench_command(args) -> None:
     settings = bench.make_settings(
         quick=args.quick,
         algorithms=args.algorithms,
-        adversaries=bench.ADVERSARIES if args.adversaries is None else args.adversaries,
-        noises=bench.NOISES if args.noises is None else args.noises,
+        adversaries=args.adversaries,
+        noises=args.noises,
         horizon=args.horizon,
         seeds=args.seeds,
         tune_seeds=args.tune_seeds,

@@ -5,8 +5,6 @@ scenarios together; a report ranks them and draws the robustness frontier."""
 from .report import markdown, write_report
 from .run import backend_devices, combine, run_algorithm, run_bench, save_results, to_dataset
 from .settings import (
-    ADVERSARIES,
-    NOISES,
     Attack,
     BenchSettings,
     NoiseSetting,
@@ -18,8 +16,6 @@ from .settings import (
 )
 
 __all__ = [
-    "ADVERSARIES",
-    "NOISES",
     "Attack",
     "BenchSettings",
     "NoiseSetting",
