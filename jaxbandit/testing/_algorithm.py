@@ -49,6 +49,7 @@ from ._common import (
     _round_keys,
     _rtol,
     _run,
+    _select_keys,
     _step,
 )
 
@@ -320,7 +321,7 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
             lambda i, s: jnp.concatenate([i[None], s[:-1]]), alg.init(), case.device_reference[1]
         )
         rounds = np.arange(case.horizon)
-        select_keys = jax.vmap(lambda t: _round_keys(case.key, t)[0])(jnp.asarray(rounds))
+        select_keys = _select_keys(case.key, case.horizon)
         select = jax.jit(jax.vmap(lambda s, X, k: select_action(alg, s, X, k)))
         contexts = np.asarray(data.contexts)
         chosen = contexts[rounds, actions]
@@ -371,7 +372,7 @@ def _check_jit_equals_eager(rep: _Report, case: _Case) -> None:
             actions = np.asarray(device[0])
             n = min(EAGER_SELECT_ROUNDS, case.horizon)
             befores = [initial] + _unstack(device[1], n - 1)
-            select_keys = jax.jit(jax.vmap(lambda t, k=key: _round_keys(k, t)[0]))(jnp.arange(n))
+            select_keys = _select_keys(key, n)
             for t, before in enumerate(befores):
                 eager = int(select_action(alg, before, jnp.asarray(contexts[t]), select_keys[t]))
                 if eager != actions[t]:

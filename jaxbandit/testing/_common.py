@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from typing import NamedTuple
 
@@ -248,6 +249,12 @@ def _round_keys(agent_key: Array, t) -> tuple[Array, Array]:
     """Round ``t``'s (select, update) keys, as ``jaxbandit.runner.simulate.rollout`` splits them."""
     keys = jax.random.split(jax.random.fold_in(agent_key, t))
     return keys[0], keys[1]
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _select_keys(agent_key: Array, n: int) -> Array:
+    """The select keys of rounds 0..n−1 `[n]` (one program for every key)."""
+    return jax.vmap(lambda t: _round_keys(agent_key, t)[0])(jnp.arange(n, dtype=jnp.int32))
 
 
 def _step(alg: Algorithm, state, contexts, theta, eta, nu, agent_key, t):
