@@ -184,7 +184,7 @@ def test_the_targeted_scenario_steers_to_a_fixed_unit_vector():
     [
         (
             "flip",
-            r"spec='flip' is invalid: it must be one of jb.registry.AdversarySpec, jb.registry.AlgorithmSpec, jb",
+            r"spec='flip' is invalid: it must be one of jb.registry.AdversarySpec, jb.registry.Algorith",
         ),
         (
             jb.registry.AdversarySpec("no way", lambda C, d: None, ""),
@@ -401,3 +401,17 @@ def test_an_installed_plugin_runs_in_the_benchmark_without_plugin_options(plugin
     _run_cli(["bench", *BENCH_TINY, *names, "--out", "b"], elsewhere, _cli_env(plugin_dir))
     info = json.loads((elsewhere / "b" / "bench.json").read_text())
     assert info["settings"]["algorithms"] == ["clip_ucb"]
+
+
+@pytest.mark.slow
+def test_the_extension_guide_s_examples_run(isolated):
+    """docs/own-environment.md's Python blocks, in order in one namespace: the pool stream, the Laplace
+    family and the optimal-arm adversary pass check_environment, and their registrations join the
+    benchmark's axes."""
+    from test_docs import python_blocks
+
+    namespace: dict = {}
+    for code in python_blocks((ROOT / "docs" / "own-environment.md").read_text()):
+        exec(compile(code, "docs/own-environment.md", "exec"), namespace)
+    settings = bench.make_settings(quick=True)
+    assert "optimal_arm" in settings.adversaries and "laplace" in settings.noises
