@@ -1,7 +1,6 @@
 """jaxbandit: linear contextual bandits under adversarial corruption and heavy-tailed noise, in JAX."""
 
-from . import envs
-from .agents import registry
+from . import envs, registry
 from .agents.cr_hvt_ucb import CRHvtUCBState, cr_hvt_ucb, hvt_ucb
 from .agents.crt import CRTState, crt
 from .agents.cw_oful import CWOFULState, cw_oful
@@ -12,7 +11,7 @@ from .agents.multilayer_oful import MultiLayerOFULState, multilayer_oful
 from .agents.oful import OFULState, oful
 from .agents.omd_glb import OMDGLBState, omd_glb
 from .agents.tofu import TOFUState, tofu
-from .core import linalg
+from .core import linalg, plugins
 from .core.lowering.options import ExecutionOptions
 from .core.types import Adversary, Algorithm, Environment, Feedback, Round, Stream, Trajectory
 from .envs import corruption, datasets, noise
@@ -86,6 +85,7 @@ __all__ = [
     "oful",
     "omd_glb",
     "plots",
+    "plugins",
     "registry",
     "scaling",
     "simulate",

@@ -1,21 +1,30 @@
-"""Command line: ``python -m jaxbandit`` (the default demo) and subcommands.
+"""Command line: ``jaxbandit`` (the console script) or ``python -m jaxbandit``, the default demo and
+subcommands.
 
-- ``python -m jaxbandit [demo] [--horizon T] [--seeds n] [--out DIR]``: the default experiment;
-- ``python -m jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result (``.npz``, ``.nc`` or
+- ``jaxbandit [demo] [--horizon T] [--seeds n] [--out DIR]``: the default experiment;
+- ``jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result (``.npz``, ``.nc`` or
   ``.zarr``), nothing re-run;
-- ``python -m jaxbandit figure1 [--horizon T] [--seeds N] [--out DIR] [--constants theory|tuned|both]
-  [--baselines]``: the paper's Figure 1 (``jaxbandit.experiments.figure1.run``);
-- ``python -m jaxbandit tune-figure1 --out FILE [--horizon T] [--seeds N] [--baselines]``: tune the
-  constants ``figure1 --constants tuned --tuned-file FILE`` reads (``jaxbandit.experiments.figure1.tune``);
-- ``python -m jaxbandit bench [--quick] [--out DIR] [--algorithms ...] [--device gpu] [--resume]``: the
-  robustness benchmark (``jaxbandit.experiments.bench``).
-- ``python -m jaxbandit scaling [--quick] [--out DIR] [--algorithms A B ...] [--seeds N]
-  [--progress/--no-progress]``: exponents of regret in T, C and d against the theory
-  (``jaxbandit.experiments.scaling.run``).
+- ``jaxbandit figure1 [--horizon T] [--seeds N] [--out DIR] [--constants theory|tuned|both]
+  [--algorithms A B ... | --baselines]``: the paper's Figure 1 (``jaxbandit.experiments.figure1.run``);
+- ``jaxbandit tune-figure1 --out FILE [--horizon T] [--seeds N] [--algorithms A B ... | --baselines]``:
+  tune the constants ``figure1 --constants tuned --tuned-file FILE`` reads
+  (``jaxbandit.experiments.figure1.tune``);
+- ``jaxbandit bench [--quick] [--out DIR] [--algorithms ...] [--adversaries ...] [--noises ...]
+  [--device gpu] [--resume]``: the robustness benchmark (``jaxbandit.experiments.bench``);
+- ``jaxbandit scaling [--quick] [--out DIR] [--algorithms A B ...] [--seeds N]``: exponents of regret in
+  T, C and d against the theory (``jaxbandit.experiments.scaling.run``).
 
-Every ``ValueError`` from bad input, and every argument error, becomes a one-line ``error: ...``
-message and exit status 2; Ctrl-C (SIGINT), a one-line ``interrupted: ...`` saying how to go on, and
-exit status 130.
+Every list option takes its values space- or comma-separated (``--algorithms oful cw_oful`` or
+``--algorithms oful,cw_oful``). The subcommands that take names (``figure1``, ``tune-figure1``,
+``bench``, ``scaling``) take ``--plugin MODULE`` (repeatable): a module name (the current directory is
+searched first) or a ``.py`` file, imported before the arguments are read, so that the algorithms,
+adversaries and noise families it registers are valid names; the ``jaxbandit.plugins`` entry points of
+installed distributions are loaded at start (``jb.plugins``). Progress bars are shown when stderr is a
+terminal, unless ``--progress``/``--no-progress`` says otherwise.
+
+Every ``ValueError`` from bad input (a plugin that fails to import too), and every argument error,
+becomes a one-line ``error: ...`` message and exit status 2; Ctrl-C (SIGINT), a
+one-line ``interrupted: ...`` saying how to go on, and exit status 130.
 """
 
 from __future__ import annotations
@@ -23,6 +32,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from . import __version__
+from .core import plugins
+
+#: The program name in usage lines and recorded commands when run as ``python -m jaxbandit``.
+MODULE_PROG = "python -m jaxbandit"
 
 
 def _positive_int(text: str) -> int:
@@ -37,11 +52,68 @@ def _positive_int(text: str) -> int:
 
 class _Parser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose errors are one line, ``error: ...``, with exit status 2 (argparse's
-    own print the usage first). Subcommand parsers are of this class too."""
+    own print the usage first), and whose help shows defaults. Subcommand parsers are of this class too."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         sys.stderr.write(f"error: {' '.join(str(message).split())}\n")
         sys.exit(2)
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default, except where there is none to show (None: the help says what is
+    used; False; an empty list)."""
+
+    def _get_help_string(self, action):
+        default = action.default
+        if default is None or default is False or default == [] or default is argparse.SUPPRESS:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _values(kind=str, what="names"):
+    """An argparse action for a list option: values space- or comma-separated, each converted by
+    ``kind``; the option's value is a tuple."""
+
+    class Values(argparse.Action):
+        def __call__(self, parser, namespace, values, option_string=None):
+            texts = [v.strip() for value in values for v in value.split(",") if v.strip()]
+            if not texts:
+                parser.error(f"argument {option_string}: give one or more {what}, space- or comma-separated")
+            try:
+                setattr(namespace, self.dest, tuple(kind(v) for v in texts))
+            except ValueError:
+                parser.error(f"argument {option_string}: {' '.join(values)!r} is not a list of {what}")
+
+    return Values
+
+
+def _add_list(p, *flags, kind=str, what="names", metavar="NAME", help=""):
+    p.add_argument(*flags, nargs="+", action=_values(kind, what), default=None, metavar=metavar, help=help)
+    p.epilog = "List options take their values space- or comma-separated (--algorithms oful,cw_oful)."
+
+
+def _add_plugin(p) -> None:
+    p.add_argument(
+        "--plugin",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE (a module name, the current directory searched first, or a .py file) before "
+        "reading the arguments, so that what it registers is valid here; repeatable",
+    )
+
+
+def _add_progress(p) -> None:
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show progress bars (default: when stderr is a terminal)",
+    )
 
 
 def _horizon_figure1(text: str) -> int:
@@ -51,10 +123,10 @@ def _horizon_figure1(text: str) -> int:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="python -m jaxbandit", description="jaxbandit: robust linear contextual bandits in JAX."
-    )
+def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
+    """The parser of every subcommand; the registries' names are those registered when it is built."""
+    parser = _Parser(prog=prog, description="jaxbandit: robust linear contextual bandits in JAX.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command")
     demo = sub.add_parser("demo", help="the default experiment (run when no command is given)")
     _add_demo_args(demo)
@@ -77,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         metavar="PNG",
-        help="where to write the figure (default: FILE with .png, or -loglog.png)",
+        help="where to write the figure (default: FILE with .png, or -loglog.png, beside it)",
     )
     plot.add_argument("--loglog", action="store_true", help="log-log axes")
 
@@ -89,30 +161,52 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_bench_parser(sub) -> None:
+    from jaxbandit import registry
+    from jaxbandit.experiments.bench.settings import FULL, QUICK
+
+    adversaries, noises = ", ".join(registry.adversaries()), ", ".join(registry.noises())
     bench = sub.add_parser(
         "bench",
         help="the robustness benchmark: every algorithm x adversary x noise x C x eps x seeds",
-        description="Every registered algorithm against every adversary (none, flip, flip_rounds, "
-        "random_sign, targeted) at a grid of C, and every noise family (gaussian, student_t, pareto, "
-        "empirical S&P 500 returns) at a grid of eps, with theory constants and with constants tuned on "
-        "disjoint seeds over all scenarios together. Writes results (.npz, and .nc with xarray), "
-        "report.md and figures to --out.",
+        description=f"Every registered algorithm against every registered adversary ({adversaries}) at "
+        f"a grid of C, and every registered noise family ({noises}) at a grid of eps, with theory "
+        "constants and with constants tuned on disjoint seeds over all scenarios together. Writes "
+        "results (.npz, and .nc with xarray), report.md and figures to --out.",
     )
-    bench.add_argument("--quick", action="store_true", help="the small configuration (minutes on a CPU)")
-    bench.add_argument("--out", type=Path, default=Path("out/bench"), help="output directory")
     bench.add_argument(
-        "--algorithms", nargs="+", default=None, metavar="NAME", help="default: all registered"
+        "--quick",
+        action="store_true",
+        help=f"the small configuration (minutes on a CPU): T = {QUICK['horizon']}, {QUICK['seeds']} seeds, "
+        f"{QUICK['tune_seeds']} tuning seeds, eps in {list(QUICK['eps_grid'])}, C in {list(QUICK['C_grid'])}",
     )
-    bench.add_argument("--adversaries", nargs="+", default=None, metavar="NAME", help="default: all")
-    bench.add_argument("--noises", nargs="+", default=None, metavar="NAME", help="default: all")
-    bench.add_argument("--horizon", type=_positive_int, default=None, help="rounds T (quick 500, full 5000)")
-    bench.add_argument("--seeds", type=_positive_int, default=None, help="reported seeds 0..N-1 (5 / 20)")
-    bench.add_argument("--tune-seeds", type=_positive_int, default=None, help="tuning seeds 1000.. (3 / 5)")
+    bench.add_argument("--out", type=Path, default=Path("out/bench"), help="output directory")
+    _add_list(bench, "--algorithms", help="registered algorithms (default: every one)")
+    _add_list(bench, "--adversaries", help="registered adversaries (default: every one)")
+    _add_list(bench, "--noises", help="registered noise families (default: every one)")
+    bench.add_argument(
+        "--horizon",
+        type=_positive_int,
+        default=None,
+        help=f"rounds T (default: {QUICK['horizon']} with --quick, else {FULL['horizon']})",
+    )
+    bench.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=None,
+        help=f"reported seeds 0..N-1 (default: {QUICK['seeds']} with --quick, else {FULL['seeds']})",
+    )
+    bench.add_argument(
+        "--tune-seeds",
+        type=_positive_int,
+        default=None,
+        help=f"tuning seeds 1000.. (default: {QUICK['tune_seeds']} with --quick, else {FULL['tune_seeds']})",
+    )
     bench.add_argument(
         "--device", default=None, help="a JAX backend to run on: cpu, gpu, tpu (default: JAX's)"
     )
     bench.add_argument("--resume", action="store_true", help="continue the benchmark in --out")
-    bench.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    _add_progress(bench)
+    _add_plugin(bench)
 
 
 def _method_labels(names) -> str:
@@ -131,17 +225,21 @@ def _add_figure1_parser(sub) -> None:
         f"--baselines {_method_labels(baseline_methods())}): regret under "
         "Student-t(3) and Pareto noise with C in {0, 100}, and runtime.",
     )
-    fig.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T >= 4 (default 5000)")
-    fig.add_argument(
-        "--seeds", type=_positive_int, default=10, help="reported runs per curve, seeds 0..N-1 (default 10)"
-    )
+    fig.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T >= 4")
+    fig.add_argument("--seeds", type=_positive_int, default=10, help="reported runs per curve, seeds 0..N-1")
     fig.add_argument("--out", type=Path, default=Path("out/figure1"), help="output directory")
     fig.add_argument(
         "--constants",
         choices=("theory", "tuned", "both"),
         default="both",
         help="theory constants, constants tuned on seeds 1000+ (the packaged "
-        "jaxbandit/experiments/data/figure1_tuned.json), or both (default)",
+        "jaxbandit/experiments/data/figure1_tuned.json), or both",
+    )
+    _add_list(
+        fig,
+        "--algorithms",
+        help=f"registered algorithms to run (default: {', '.join(MAIN_METHODS)}, and every other one with "
+        "--baselines)",
     )
     fig.add_argument(
         "--baselines",
@@ -156,16 +254,14 @@ def _add_figure1_parser(sub) -> None:
         help="read tuned constants from FILE instead of the packaged file",
     )
     fig.add_argument(
-        "--repeats",
-        type=_positive_int,
-        default=3,
-        help="timed runs per curve of the runtime panel (default 3)",
+        "--repeats", type=_positive_int, default=3, help="timed runs per curve of the runtime panel"
     )
-    fig.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    _add_progress(fig)
+    _add_plugin(fig)
 
 
 def _add_tune_parser(sub) -> None:
-    from jaxbandit.experiments.figure1 import MAIN_METHODS, all_methods
+    from jaxbandit.experiments.figure1 import MAIN_METHODS
 
     tune = sub.add_parser(
         "tune-figure1",
@@ -183,35 +279,18 @@ def _add_tune_parser(sub) -> None:
         help="the JSON file to write (other methods' entries in an existing file are kept); "
         "pass it to figure1 --tuned-file",
     )
-    tune.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T (default 5000)")
-    tune.add_argument(
-        "--seeds", type=_positive_int, default=10, help="tuning seeds 1000..1000+N-1 (default 10)"
-    )
-    tune.add_argument(
+    tune.add_argument("--horizon", type=_horizon_figure1, default=5000, help="rounds T")
+    tune.add_argument("--seeds", type=_positive_int, default=10, help="tuning seeds 1000..1000+N-1")
+    _add_list(
+        tune,
+        "--algorithms",
         "--methods",
-        default=None,
-        metavar="M1,M2",
-        help=f"comma-separated methods among {','.join(all_methods())} (default: "
-        f"{','.join(MAIN_METHODS)}, plus the others with --baselines)",
+        help=f"registered algorithms to tune (default: {', '.join(MAIN_METHODS)}, and every other one with "
+        "--baselines)",
     )
     tune.add_argument("--baselines", action="store_true", help="also tune every other registered algorithm")
-    tune.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
-
-
-def _number_list(kind):
-    """An argparse type: comma-separated numbers of ``kind`` (int or float)."""
-
-    def parse(text: str) -> tuple:
-        try:
-            values = tuple(kind(v) for v in text.split(",") if v.strip())
-        except ValueError:
-            what = "integers" if kind is int else "numbers"
-            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of {what}") from None
-        if not values:
-            raise argparse.ArgumentTypeError(f"{text!r} is empty: give comma-separated values")
-        return values
-
-    return parse
+    _add_progress(tune)
+    _add_plugin(tune)
 
 
 def _add_scaling_parser(sub) -> None:
@@ -225,31 +304,23 @@ def _add_scaling_parser(sub) -> None:
     )
     sc.add_argument("--quick", action="store_true", help="small grids and short horizons (a CPU run)")
     sc.add_argument("--out", type=Path, default=Path("out/scaling"), help="output directory")
-    sc.add_argument(
-        "--algorithms",
-        nargs="+",
-        default=None,
-        metavar="NAME",
-        help="registered algorithms (space- or comma-separated; default: every one in jb.registry)",
-    )
+    _add_list(sc, "--algorithms", help="registered algorithms (default: every one)")
     sc.add_argument(
         "--seeds",
         type=_positive_int,
         default=None,
-        help="reported seeds 0..N-1, N >= 2 (default 6 quick, 100 full)",
+        help="reported seeds 0..N-1, N >= 2 (default: 6 with --quick, else 100)",
     )
-    sc.add_argument("--horizons", type=_number_list(int), default=None, metavar="T1,T2", help="the T grid")
-    sc.add_argument("--eps", type=_number_list(float), default=None, metavar="E1,E2", help="the eps grid")
-    sc.add_argument(
-        "--budgets", type=_number_list(float), default=None, metavar="C1,C2", help="the C grid (must hold 0)"
-    )
-    sc.add_argument("--dims", type=_number_list(int), default=None, metavar="D1,D2", help="the d grid")
+    _add_list(sc, "--horizons", kind=int, what="integers", metavar="T", help="the T grid")
+    _add_list(sc, "--eps", kind=float, what="numbers", metavar="EPS", help="the eps grid")
+    _add_list(sc, "--budgets", kind=float, what="numbers", metavar="C", help="the C grid (must hold 0)")
+    _add_list(sc, "--dims", kind=int, what="integers", metavar="D", help="the d grid")
     sc.add_argument(
         "--linear-cost-max-horizon",
         type=_positive_int,
         default=None,
         metavar="T",
-        help="O(t) algorithms run only horizons <= T (default 1000 quick, 4000 full)",
+        help="O(t) algorithms run only horizons <= T (default: 1000 with --quick, else 4000)",
     )
     sc.add_argument(
         "--tuned-file", type=Path, default=None, metavar="FILE", help="Figure 1's tuned constants to use"
@@ -260,14 +331,15 @@ def _add_scaling_parser(sub) -> None:
         default=None,
         help="sweeps compiled and run at once (default: the CPU count, at most 4 on a CPU, 8 on a GPU)",
     )
-    sc.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    _add_progress(sc)
+    _add_plugin(sc)
 
 
 def _add_demo_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--horizon", type=_positive_int, default=2000, help="rounds T (default 2000)")
-    p.add_argument("--seeds", type=_positive_int, default=5, help="independent runs (default 5)")
+    p.add_argument("--horizon", type=_positive_int, default=2000, help="rounds T")
+    p.add_argument("--seeds", type=_positive_int, default=5, help="independent runs")
     p.add_argument("--out", type=Path, default=Path("out/demo"), help="output directory")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True)
+    _add_progress(p)
 
 
 def load_result(file: Path):
@@ -332,8 +404,8 @@ def run_bench_command(args) -> None:
     settings = bench.make_settings(
         quick=args.quick,
         algorithms=args.algorithms,
-        adversaries=bench.ADVERSARIES if args.adversaries is None else args.adversaries,
-        noises=bench.NOISES if args.noises is None else args.noises,
+        adversaries=args.adversaries,
+        noises=args.noises,
         horizon=args.horizon,
         seeds=args.seeds,
         tune_seeds=args.tune_seeds,
@@ -344,12 +416,33 @@ def run_bench_command(args) -> None:
     print((args.out / "report.md").read_text().split("## Robustness frontier")[0])
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
+def _plugins_named(argv) -> list[str]:
+    """The ``--plugin`` values of ``argv``, read before the full parser is built (its choices and help
+    list what the plugins register)."""
+    pre = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    pre.add_argument("--plugin", action="append", default=[])
+    return pre.parse_known_args(argv)[0].plugin
+
+
+def main(argv=None, prog: str = "jaxbandit") -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); ``prog`` names the program in usage
+    lines and recorded commands (``python -m jaxbandit`` passes :data:`MODULE_PROG`). Returns the exit
+    status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(argv)
-    command = " ".join(["python -m jaxbandit"] + argv)
     try:
+        plugins.load_installed()
+        for plugin in _plugins_named(argv):
+            plugins.load(plugin)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    args = build_parser(prog).parse_args(argv)
+    command = " ".join([prog] + argv)
+    if getattr(args, "progress", False) is None:
+        args.progress = sys.stderr.isatty()
+    try:
+        if getattr(args, "baselines", False) and args.algorithms is not None:
+            raise ValueError("--algorithms and --baselines are exclusive: give the algorithms, or every one")
         if args.command in (None, "demo"):
             from jaxbandit.experiments.demo import run_demo
 
@@ -364,6 +457,7 @@ def main(argv=None) -> int:
                 args.seeds,
                 args.out,
                 constants=args.constants,
+                algorithms=args.algorithms,
                 baselines=args.baselines,
                 tuned_file=args.tuned_file,
                 repeats=args.repeats,
@@ -373,9 +467,8 @@ def main(argv=None) -> int:
         elif args.command == "tune-figure1":
             from jaxbandit.experiments import figure1
 
-            if args.methods is not None:
-                methods = tuple(m.strip() for m in args.methods.split(",") if m.strip())
-            else:
+            methods = args.algorithms
+            if methods is None:
                 methods = figure1.MAIN_METHODS + (figure1.baseline_methods() if args.baselines else ())
             figure1.tune(
                 args.horizon,
@@ -390,13 +483,10 @@ def main(argv=None) -> int:
         elif args.command == "scaling":
             from jaxbandit.experiments import scaling
 
-            algorithms = None
-            if args.algorithms is not None:
-                algorithms = tuple(a.strip() for arg in args.algorithms for a in arg.split(",") if a.strip())
             scaling.run(
                 args.quick,
                 args.out,
-                algorithms=algorithms,
+                algorithms=args.algorithms,
                 seeds=args.seeds,
                 horizons=args.horizons,
                 eps=args.eps,

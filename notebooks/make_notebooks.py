@@ -369,7 +369,7 @@ settings = bench.make_settings(
     horizon=HORIZON,
     seeds=SEEDS,
     algorithms=None if ALGORITHMS is None else ALGORITHMS.split(","),
-    noises=bench.NOISES if NOISES is None else NOISES.split(","),
+    noises=None if NOISES is None else NOISES.split(","),
 )
 print(f"T = {settings.horizon}, seeds {settings.seeds}, tuning seeds {settings.tune_seeds}")
 print("algorithms:", ", ".join(jb.registry.algorithm(a).label for a in settings.algorithms))

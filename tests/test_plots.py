@@ -306,7 +306,7 @@ def test_default_demo_arguments_unchanged():
         2000,
         5,
         "out/demo",
-        True,
+        None,  # progress bars when stderr is a terminal (tests/test_cli.py)
     )
 
 

@@ -178,11 +178,16 @@ def _batch_sensitive_rule(axis_size, in_batched, x):
     return jnp.nextafter(x, jnp.inf), in_batched[0]
 
 
-CALLS = {"update": 0}
+CALLS = {"update": 0, "select": 0}
+
+
+def _noise_for_callback():
+    return np.float32(1e-3 * np.random.default_rng().standard_normal())
 
 
 def toy(p, flaw=None, randomized=False):
-    """Ridge UCB built from jb.linalg (conforming); ``flaw`` breaks one property."""
+    """Ridge UCB built from jb.linalg (conforming); ``flaw`` breaks one property, or is one of the unusual
+    but correct variants of ``CORRECT_VARIANTS``."""
     beta = as_float(p["beta"])
     if flaw == "traced_differs" and isinstance(p["beta"], jax.core.Tracer):
         beta = 2.0 * beta
@@ -195,13 +200,29 @@ def toy(p, flaw=None, randomized=False):
     def scores(state, contexts, key=None):
         theta = linalg.matvec(state.V_inv, state.b)
         if key is not None:
-            theta = theta + 0.1 * (jax.random.uniform(key, theta.shape, theta.dtype) - 0.5)
+            # perturbing differently only when traced: what jb.simulate and jb.sweep run is not what a
+            # user stepping through select eagerly sees
+            size = 0.3 if flaw == "traced_perturbation" and isinstance(theta, jax.core.Tracer) else 0.1
+            theta = theta + size * (jax.random.uniform(key, theta.shape, theta.dtype) - 0.5)
         mean = linalg.dot(contexts, theta)
         bonus = beta * linalg.ellipsoid_norm(state.V_inv, contexts)
         return mean + bonus, jnp.max(jnp.abs(mean) + jnp.abs(bonus))
 
     def select(state, contexts, *key):
         s, scale = scores(state, contexts, *key)
+        if flaw == "np_random_select":  # a constant of the trace under jax.jit, fresh when eager
+            s = s + 1e-3 * np.random.default_rng().standard_normal(K).astype(s.dtype)
+        if flaw in ("counter_bias_arm0", "round_robin"):
+            CALLS["select"] += 1
+        if flaw == "counter_bias_arm0":
+            s = s.at[0].add(1e-4 * CALLS["select"])
+        if flaw == "round_robin":
+            return jnp.asarray(CALLS["select"] % K, jnp.int32)
+        if flaw == "masked_argmax":  # correct: jnp.argmax takes the first maximum, -inf never wins
+            masked = jnp.where(contexts[:, 0] < 0.9, s, -jnp.inf)
+            return jnp.where(
+                jnp.all(jnp.isneginf(masked)), linalg.argmax_lowest(s, scale), jnp.argmax(masked)
+            ).astype(jnp.int32)
         if flaw == "float_action":
             return linalg.argmax_lowest(s, scale).astype(float_dtype())
         if flaw == "int64_action":
@@ -223,6 +244,8 @@ def toy(p, flaw=None, randomized=False):
         if flaw == "global_counter":  # Python state: a jitted run sees the count of its one trace
             CALLS["update"] += 1
             b = b + 1e-3 * CALLS["update"]
+        if flaw == "random_callback":  # one program, but each run of it calls NumPy's global generator
+            b = b + jax.pure_callback(_noise_for_callback, jax.ShapeDtypeStruct((), np.float32)).astype(dtype)
         t = state.t + (1.0 if flaw == "dtype_change" else 1)
         return ToyState(linalg.sherman_morrison(state.V_inv, x, jnp.ones((), dtype)), b, t)
 
@@ -267,7 +290,25 @@ BROKEN_ALGORITHMS = {  # flaw: (the property that catches it, x64, a part of the
     "int64_action": ("action_dtype", True, "select returned dtype int64"),
     "out_of_range": ("action_dtype", False, "select returned arm 5, outside [0, 5)"),
     "highest_tie": ("tie_lowest_index", False, "in round 1: with all 5 contexts equal, select chose arm 4"),
-    "global_counter": ("jit_equals_eager", False, "state leaf .b is"),
+    # impure: each caught by the property named for it, whatever the process ran before
+    "np_random_select": (
+        "pure",
+        False,
+        "select traced twice with the same arguments gave different programs",
+    ),
+    "counter_bias_arm0": (
+        "pure",
+        False,
+        "select traced twice with the same arguments gave different programs",
+    ),
+    "round_robin": ("pure", False, "select traced twice with the same arguments gave different programs"),
+    "global_counter": ("pure", False, "update traced twice with the same arguments gave different programs"),
+    "random_callback": (
+        "pure",
+        False,
+        "in round 1: update called twice eagerly with the same arguments gave",
+    ),
+    "traced_perturbation": ("jit_equals_eager", False, "eagerly but arm"),
     "no_clamp": (
         "finite_under_extreme_rewards",
         False,
@@ -284,13 +325,64 @@ BROKEN_ALGORITHMS = {  # flaw: (the property that catches it, x64, a part of the
 @pytest.mark.parametrize("flaw", list(BROKEN_ALGORITHMS))
 def test_broken_algorithm_is_caught(flaw):
     prop, x64, detail = BROKEN_ALGORITHMS[flaw]
-    factories = {"not_an_algorithm": lambda p: tuple(toy(p)), "python_if": toy_python_if}
+    factories = {
+        "not_an_algorithm": lambda p: tuple(toy(p)),
+        "python_if": toy_python_if,
+        "traced_perturbation": lambda p: toy(p, flaw=flaw, randomized=True),
+    }
     factory = factories.get(flaw, lambda p: toy(p, flaw=flaw))
     with pytest.raises(AssertionError) as info:
         check_toy(factory, x64=x64)
     message = str(info.value)
     assert message.startswith(f"check_algorithm(toy): property '{prop}' failed"), message
     assert detail in message, message
+
+
+class Counts(NamedTuple):
+    toy: ToyState
+    rounds: jax.Array  # uint32
+    phase: jax.Array  # int16
+    positive: jax.Array  # bool
+
+
+def with_small_leaves(alg):
+    """``alg`` with uint32, int16 and bool leaves added to its state (read by nobody; correct)."""
+
+    def init():
+        return Counts(alg.init(), jnp.zeros((), jnp.uint32), jnp.zeros((), jnp.int16), jnp.zeros((), bool))
+
+    def update(state, x, reward, nu):
+        phase = ((state.phase + 1) % 7).astype(jnp.int16)
+        return Counts(alg.update(state.toy, x, reward, nu), state.rounds + jnp.uint32(1), phase, reward > 0)
+
+    return jb.Algorithm(init, lambda state, contexts: alg.select(state.toy, contexts), update)
+
+
+def with_dict_state(alg):
+    """``alg`` with its state as a dict (correct: any pytree is a state)."""
+    return jb.Algorithm(
+        lambda: alg.init()._asdict(),
+        lambda state, contexts, *key: alg.select(ToyState(**state), contexts, *key),
+        lambda state, x, reward, nu, *key: alg.update(ToyState(**state), x, reward, nu, *key)._asdict(),
+        randomized=alg.randomized,
+    )
+
+
+CORRECT_VARIANTS = {  # unusual but conforming: none may be rejected (those whose dtypes x64 changes, in both)
+    "small_int_and_bool_leaves": lambda p: with_small_leaves(toy(p)),
+    "argmax_with_neg_inf_mask": lambda p: toy(p, flaw="masked_argmax"),
+    "dict_state": lambda p: with_dict_state(toy(p)),
+    "randomized_dict_state": lambda p: with_dict_state(toy(p, randomized=True)),
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "x64"),
+    [(name, False) for name in CORRECT_VARIANTS]
+    + [("small_int_and_bool_leaves", True), ("argmax_with_neg_inf_mask", True)],
+)
+def test_correct_variant_is_not_rejected(name, x64):
+    check_toy(CORRECT_VARIANTS[name], x64=x64)
 
 
 def test_default_name_is_the_factory_qualname():
@@ -345,6 +437,28 @@ def overspending(budget):
     )
 
 
+ADVERSARY_CALLS = [0]
+
+
+def impure_adversary(kind):
+    """A flip-like adversary that reads NumPy's global generator or a Python counter, or corrupts only
+    when traced: the same seed would give different Σ|c_t| under jb.simulate and jb.sweep."""
+
+    def corrupt(spent, view):
+        dtype = float_dtype()
+        if kind == "np_random":
+            size = np.random.default_rng().uniform(0.0, 0.2)
+        elif kind == "counter":
+            ADVERSARY_CALLS[0] += 1
+            size = 0.01 * ADVERSARY_CALLS[0]
+        else:  # "traced_only"
+            size = 0.1 if isinstance(spent, jax.core.Tracer) else 0.0
+        c = -jnp.asarray(size, dtype) * jnp.sign(view.means[view.action])
+        return c, spent + jnp.abs(c)
+
+    return Adversary(kind, lambda: jnp.zeros((), float_dtype()), corrupt)
+
+
 BROKEN_ENVIRONMENTS = {
     "theta_shape": (
         lambda: linear_env()._replace(
@@ -377,7 +491,44 @@ BROKEN_ENVIRONMENTS = {
     "misreported_reward": (lambda: MisreportingEnvironment(*linear_env()), "adversary_run", True),
     "over_budget": (lambda: linear_env(corruption=overspending(1.0)), "budget", True),  # see below
     "batch_sensitive": (lambda: with_draw(batch_sensitive_draw), "vmap_bitwise", True),
+    "np_random_adversary": (
+        lambda: linear_env(corruption=impure_adversary("np_random")),
+        "adversary_pure",
+        False,
+    ),
+    "counter_adversary": (
+        lambda: linear_env(corruption=impure_adversary("counter")),
+        "adversary_pure",
+        False,
+    ),
+    "traced_only_adversary": (
+        lambda: linear_env(corruption=impure_adversary("traced_only")),
+        "jit_equals_eager",
+        True,
+    ),
 }
+
+
+def keyed_adversary(budget):
+    """Random signs from a key carried in its state, a round counter as uint32 (correct: pure)."""
+
+    def init():
+        return (jnp.zeros((), float_dtype()), jax.random.key(7), jnp.zeros((), jnp.uint32))
+
+    def corrupt(state, view):
+        spent, key, rounds = state
+        key, sub = jax.random.split(key)
+        c = jnp.where(jax.random.bernoulli(sub), 0.1, -0.1).astype(float_dtype())
+        c = jnp.sign(c) * jnp.minimum(jnp.abs(c), jnp.maximum(budget - spent, 0.0))
+        return c, (spent + jnp.abs(c), key, rounds + jnp.uint32(1))
+
+    return Adversary("keyed", init, corrupt, budget=lambda: as_float(budget))
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_an_adversary_carrying_a_key_in_its_state_passes(x64):
+    with jax.enable_x64(x64):
+        testing.check_environment(linear_env(corruption=keyed_adversary(1.0)), name="keyed")
 
 
 @pytest.mark.parametrize("name", list(BROKEN_ENVIRONMENTS))

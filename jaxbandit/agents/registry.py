@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from jax.typing import ArrayLike
 
+from ..core.registry import Registry
 from ..core.types import Algorithm
 
 KNOWLEDGE = ("eps", "nu", "corruption", "S", "L")
@@ -83,15 +84,7 @@ class AlgorithmSpec(NamedTuple):
         return self.build(problem, {**self.theory(problem), **overrides})
 
 
-_REGISTRY: dict[str, AlgorithmSpec] = {}
-
-
-def register(spec: AlgorithmSpec) -> AlgorithmSpec:
-    """Add ``spec`` (a new name, or replacing a spec of the same name); returns it."""
-    if not isinstance(spec, AlgorithmSpec):
-        raise ValueError(f"spec={spec!r} is invalid: it must be a jb.registry.AlgorithmSpec")
-    if not spec.name.isidentifier():
-        raise ValueError(f"name={spec.name!r} is invalid: it must be a Python identifier (e.g. 'my_ucb')")
+def _check(spec: AlgorithmSpec) -> None:
     if spec.cost not in COSTS:
         raise ValueError(f"cost={spec.cost!r} is invalid: it must be one of {COSTS}")
     bad = [k for k in spec.knowledge if k not in KNOWLEDGE]
@@ -101,22 +94,26 @@ def register(spec: AlgorithmSpec) -> AlgorithmSpec:
         raise ValueError(
             f"grid={dict(spec.grid)!r} is invalid: give at least one value for each free constant"
         )
-    _REGISTRY[spec.name] = spec
-    return spec
+
+
+ALGORITHMS: Registry[AlgorithmSpec] = Registry("algorithm", "algorithms", AlgorithmSpec, _check)
+
+
+def register(spec: AlgorithmSpec) -> AlgorithmSpec:
+    """Add ``spec`` (a new name, or replacing a spec of the same name); returns it."""
+    return ALGORITHMS.register(spec)
 
 
 def algorithms() -> dict[str, AlgorithmSpec]:
     """Every registered algorithm, in registration order (a copy)."""
-    return dict(_REGISTRY)
+    return ALGORITHMS.specs()
 
 
 def names() -> tuple[str, ...]:
     """The registered names, in registration order."""
-    return tuple(_REGISTRY)
+    return ALGORITHMS.names()
 
 
 def algorithm(name: str) -> AlgorithmSpec:
     """The spec registered as ``name``; a ``ValueError`` lists the valid names."""
-    if name not in _REGISTRY:
-        raise ValueError(f"algorithm={name!r} is invalid: registered algorithms are {names()}")
-    return _REGISTRY[name]
+    return ALGORITHMS.get(name)

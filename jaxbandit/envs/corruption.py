@@ -9,6 +9,8 @@ round index; Section 3.1: c_t may depend on 𝒳_t, X_t and r'_t). ``budget()`` 
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -17,7 +19,9 @@ from jax.typing import ArrayLike
 from ..core import linalg
 from ..core import validation as V
 from ..core.dtypes import as_float, as_index, float_dtype
+from ..core.registry import register
 from ..core.types import Adversary, AdversaryView
+from .registry import AdversarySpec
 
 Array = jax.Array
 
@@ -183,3 +187,38 @@ def select(adversaries, index) -> Adversary:
             return jnp.stack([as_float(a.budget()) for a in adversaries])[i]
 
     return Adversary(" | ".join(a.name for a in adversaries), init, corrupt, budget)
+
+
+@functools.cache
+def _fixed_target(dim: int) -> np.ndarray:
+    """θ† of the registered ``targeted`` scenario: one fixed unit vector (``default_rng(0)``), the same for
+    every run. The default θ† = −θ* would make it the flip attack wherever −θ* and θ* always prefer
+    different arms (K = 20 arms do): it would corrupt every round by −2⟨X, θ*⟩, exactly as flip does."""
+    v = np.random.default_rng(0).standard_normal(dim)
+    return v / np.linalg.norm(v)
+
+
+# The scenarios the benchmark and the CLI offer (jb.registry.adversaries()), in this order.
+register(AdversarySpec("none", lambda C, dim: none(), "no corruption (c_t = 0)", takes_level=False))
+register(
+    AdversarySpec("flip", lambda C, dim: flip(C), "theta-flipping within an exact budget, sum |c_t| <= C")
+)
+register(
+    AdversarySpec(
+        "flip_rounds",
+        lambda C, dim: flip_rounds(C),
+        "the first C rounds flipped, as public baseline code counts C (sum |c_t| up to 2C)",
+    )
+)
+register(
+    AdversarySpec(
+        "random_sign", lambda C, dim: random_sign(C), "oblivious random signs and sizes, sum |c_t| <= C"
+    )
+)
+register(
+    AdversarySpec(
+        "targeted",
+        lambda C, dim: targeted(C, target=_fixed_target(dim)),
+        "steers the learner to a fixed unit theta_dagger, sum |c_t| <= C",
+    )
+)

@@ -16,6 +16,7 @@ here the probability of reaching the clamp is below 1e-19 per draw.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -29,6 +30,9 @@ from ..core import validation as V
 from ..core.dtypes import as_float, as_index, float_dtype
 from ..core.linalg import clamp_reward  # draws are clamped to the same ±√(float max) as rewards
 from ..core.lowering import batching, options
+from ..core.registry import register
+from . import datasets
+from .registry import NoiseSpec
 
 Array = jax.Array
 
@@ -435,3 +439,35 @@ __all__ = [
 
 def _fmt(x):
     return f"{float(x):g}" if not V.is_traced(x) and np.ndim(x) == 0 else "..."
+
+
+@functools.cache
+def _sp500_standardised() -> np.ndarray:
+    """The S&P 500 daily returns of ``jb.datasets`` (10 stocks, pooled), standardised to unit variance."""
+    x = np.asarray(datasets.sp500_returns(), np.float64).ravel()
+    return (x - x.mean()) / x.std()
+
+
+# The scenarios the benchmark and the CLI offer (jb.registry.noises()), in this order. Each heavy-tailed
+# family is built with the tail as heavy as ε allows (Student-t with df = 2 + ε, centred Pareto with
+# shape 1.1 + ε: the (1+ε)-moment is finite and the next moments are not; ε = 1 gives the paper's t₃,
+# ε = 0.4 its Pareto(1.5)).
+register(NoiseSpec("gaussian", lambda eps: gaussian(1.0), lambda eps: "N(0, 1)", heavy_tailed=False))
+register(
+    NoiseSpec("student_t", lambda eps: student_t(2.0 + eps), lambda eps: f"Student-t, df = {2.0 + eps:g}")
+)
+register(
+    NoiseSpec(
+        "pareto",
+        lambda eps: pareto(1.1 + eps, 1.0),
+        lambda eps: f"centred Pareto, shape {1.1 + eps:g}, x_min = 1",
+    )
+)
+register(
+    NoiseSpec(
+        "empirical",
+        lambda eps: empirical(_sp500_standardised(), name="sp500"),
+        lambda eps: "S&P 500 daily returns (10 stocks, standardised), resampled",
+        heavy_tailed=False,
+    )
+)

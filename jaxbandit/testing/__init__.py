@@ -3,12 +3,15 @@
 ``check_algorithm(factory, params, dim=, num_arms=)`` runs an algorithm (built by a ``jb.sweep``-style
 factory from example hyperparameters) on small synthetic problems and checks the contract of
 ``jaxbandit.core.types``: its state keeps one structure, shape and dtype; ``select`` returns an int32 arm
-in [0, K) and breaks ties to the lowest index; a jitted run equals an eager one; a run is bitwise the same
-alone and inside a ``vmap`` batch; its state stays finite under ±inf and huge rewards; every
-hyperparameter may be traced (a sweep's grid axis) without recompiling; and ``uses_revealed_nu`` tells the
-truth. ``check_environment(env)`` checks a stream (shapes, dtypes, means = contexts·θ*, a function of
-(key, θ*, t) alone) and its adversary (finite feedback, reward = mean + η + c, the declared budget, bitwise
-equal under ``vmap`` and chunking).
+in [0, K); ``select`` and ``update`` are pure (traced twice afresh they give the same program, called
+twice eagerly the same outputs); ties go to the lowest index; eager calls choose what the jitted run
+chooses, over runs with several keys; a run is bitwise the same alone and inside a ``vmap`` batch; its
+state stays finite under ±inf and huge rewards; every hyperparameter may be traced (a sweep's grid axis)
+without recompiling; and ``uses_revealed_nu`` tells the truth. ``check_environment(env)`` checks a stream
+(shapes, dtypes, means = contexts·θ*, the stream a function of (key, θ*, t) alone) and its adversary
+(pure as the stream is: the same program traced twice, the same output called twice, eager equal to
+jitted over a run; finite feedback, reward = mean + η + c, the declared budget), and the pair bitwise
+equal under ``vmap`` and chunking.
 
 Both return None when every property holds and raise ``AssertionError`` on the first that fails, with a
 message naming the checker, the algorithm or environment, the property's short id and, where there is
@@ -17,8 +20,11 @@ one, the first failing round (numbered from 1: round t + 1 is the runner's 0-bas
     check_algorithm(make_alg): property 'tie_lowest_index' failed in round 7: ...
 
 They raise ``ValueError`` for bad arguments before doing any work. Everything is drawn from fixed seeds,
-so a check is reproducible; a check compiles a handful of small programs and takes seconds at the default
-sizes (more for algorithms with inner solvers). Example::
+so a check is reproducible. A check compiles a handful of small programs and runs some rounds eagerly:
+on a busy 2-core CPU the first check of a fresh process took 12–29 s for an O(1)-per-round algorithm and
+13–17 s for an environment, 75–105 s for GAdaOFUL and Heavy-OFUL, whose eager updates compile their
+solvers' loops on every call (``benchmarks/check_times.py``, ``docs/benchmarks/check_times.json``).
+Example::
 
     import jaxbandit as jb
     from jaxbandit import testing

@@ -22,7 +22,9 @@ from ._common import (
     BATCH,
     BIG_NU,
     DEFAULT_HORIZON,
+    EAGER_KEYS,
     EAGER_ROUNDS,
+    EAGER_SELECT_ROUNDS,
     LANE,
     MIN_HORIZON,
     NU,
@@ -39,11 +41,15 @@ from ._common import (
     _host,
     _is_float,
     _num,
+    _one_round,
     _problem,
+    _program,
+    _program_difference,
     _Report,
     _round_keys,
     _rtol,
     _run,
+    _select_keys,
     _step,
 )
 
@@ -58,10 +64,12 @@ class _Case:
         self.factory, self.params, self.alg = factory, params, alg
         self.dim, self.num_arms, self.horizon = dim, num_arms, horizon
         self.data = _problem(SEED, horizon, num_arms, dim)
-        self.key = _agent_key(SEED)
+        self.keys = [_agent_key(SEED + i) for i in range(EAGER_KEYS)]
+        self.key = self.keys[0]
         self.run = jax.jit(functools.partial(_run, alg))
         self._reference: Any = None
         self.device_reference: Any = None
+        self._eager_first: Any = None
         self.traced: Any = None  # (traced-params run, its output): _check_traceable_hyperparameters
 
     @property
@@ -71,6 +79,27 @@ class _Case:
             self.device_reference = self.run(self.data, self.key)
             self._reference = _host(self.device_reference)
         return self._reference
+
+    def round_one(self):
+        """The initial state and round 1's arguments: (state, contexts, select key, update key)."""
+        k_select, k_update = _round_keys(self.key, 0)
+        return self.alg.init(), self.data.contexts[0], k_select, k_update
+
+    def feedback(self, contexts, action, t: int):
+        """(x, r_t, ν_t) of round ``t`` for the arm ``action`` chosen: r_t = ⟨x, θ*⟩ + η_t."""
+        x = contexts[action]
+        return x, dot(x, self.data.theta) + self.data.eta[t], self.data.nu[t]
+
+    @property
+    def eager_first(self):
+        """(action, state after it) of round 1, select and update called eagerly."""
+        if self._eager_first is None:
+            state, contexts, k_select, k_update = self.round_one()
+            action = select_action(self.alg, state, contexts, k_select)
+            x, reward, nu = self.feedback(contexts, action, 0)
+            state = update_state(self.alg, state, x, reward, nu, k_update)
+            self._eager_first = (action, state)
+        return self._eager_first
 
 
 def _other_params(params: dict) -> dict:
@@ -107,7 +136,7 @@ def check_algorithm(
       name: the algorithm's name in messages (default: the factory's ``__qualname__``).
 
     The properties, checked in this order (each a private ``_check_<id>``): ``algorithm_type``,
-    ``state_dtypes_shapes``, ``action_dtype``, ``tie_lowest_index``, ``jit_equals_eager``,
+    ``state_dtypes_shapes``, ``action_dtype``, ``pure``, ``tie_lowest_index``, ``jit_equals_eager``,
     ``finite_under_extreme_rewards``, ``traceable_hyperparameters``, ``vmap_bitwise``,
     ``uses_revealed_nu``. Returns None; raises ``AssertionError`` naming the first that fails, and
     ``ValueError`` for bad arguments (also when the factory itself refuses ``params``).
@@ -134,6 +163,7 @@ def check_algorithm(
     for check in (
         _check_state_dtypes_shapes,
         _check_action_dtype,
+        _check_pure,
         _check_tie_lowest_index,
         _check_jit_equals_eager,
         _check_finite_under_extreme_rewards,
@@ -230,6 +260,54 @@ def _check_actions_in_range(rep: _Report, prop: str, actions: np.ndarray, num_ar
         rep.fail(prop, f"select returned arm {int(actions[t])}{where}, outside [0, {num_arms})", t=t)
 
 
+def _check_pure(rep: _Report, case: _Case) -> None:
+    """``pure``: ``select`` and ``update`` are functions of their arguments alone. Traced twice afresh
+    (``jax.make_jaxpr`` of a new function each time) with round 1's arguments, each gives the same
+    program, constants included: Python state read while tracing (a global counter, ``np.random``, the
+    clock) would make ``jb.simulate`` and ``jb.sweep`` run different programs from the same seed. Called
+    twice eagerly with the same arguments (round 1 from the initial state), each gives bitwise the same
+    output: a callback to Python state would differ between runs of one program."""
+    prop, alg = "pure", case.alg
+    hint = (
+        "it must not read Python state that changes between calls (a global counter, np.random, "
+        "the clock): compute from its arguments{} alone"
+    ).format(" and key" if alg.randomized else "")
+    with rep.guard(prop):
+        state, contexts, k_select, k_update = case.round_one()
+        x, reward, nu = case.feedback(contexts, 0, 0)
+        calls = (
+            ("select", lambda s, X, k: select_action(alg, s, X, k), (state, contexts, k_select)),
+            ("update", lambda s, *a: update_state(alg, s, *a), (state, x, reward, nu, k_update)),
+        )
+        for what, fn, args in calls:
+            diff = _program_difference(_program(fn, *args), _program(fn, *args))
+            if diff is not None:
+                rep.fail(
+                    prop,
+                    f"{what} traced twice with the same arguments gave different programs ({diff}): {hint}",
+                )
+        first, after = case.eager_first
+        again = select_action(alg, state, contexts, k_select)
+        if int(again) != int(first):
+            rep.fail(
+                prop,
+                f"select called twice eagerly with the same arguments chose arm {int(first)}, then arm "
+                f"{int(again)}: {hint}",
+                t=0,
+            )
+        x, reward, nu = case.feedback(contexts, first, 0)
+        repeat = update_state(alg, state, x, reward, nu, k_update)
+        diff = _first_difference(_one_round(_host(after)), _one_round(_host(repeat)))
+        if diff is not None:
+            _, path, a, b = diff
+            rep.fail(
+                prop,
+                f"update called twice eagerly with the same arguments gave state leaf {path} = {_num(a)}, "
+                f"then {_num(b)}: {hint}",
+                t=0,
+            )
+
+
 def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
     """``tie_lowest_index``: from the state before every round t of the reference run (the initial state
     for t = 1), with the same select key, (a) with all K contexts equal to the chosen arm's, select picks
@@ -243,7 +321,7 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
             lambda i, s: jnp.concatenate([i[None], s[:-1]]), alg.init(), case.device_reference[1]
         )
         rounds = np.arange(case.horizon)
-        select_keys = jax.vmap(lambda t: _round_keys(case.key, t)[0])(jnp.asarray(rounds))
+        select_keys = _select_keys(case.key, case.horizon)
         select = jax.jit(jax.vmap(lambda s, X, k: select_action(alg, s, X, k)))
         contexts = np.asarray(data.contexts)
         chosen = contexts[rounds, actions]
@@ -273,29 +351,55 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
 
 
 def _check_jit_equals_eager(rep: _Report, case: _Case) -> None:
-    """``jit_equals_eager``: the first ``EAGER_ROUNDS`` rounds run op by op (``jax.disable_jit()``) choose
-    the reference run's actions, and their states equal its states within a tolerance per leaf and round
-    of 1e-4 (float32) or 1e-10 (float64) times max(1, the leaf's largest |entry|): eager and jitted XLA
-    may round differently in the last bits (fused multiply–adds, x/√y as x·rsqrt y)."""
+    """``jit_equals_eager``: code that runs differently traced and untraced (a branch on
+    ``isinstance(x, jax.core.Tracer)``, a perturbation drawn differently under ``jax.jit``) is caught
+    where it shows.
+
+    (a) In the first ``EAGER_SELECT_ROUNDS`` rounds of ``EAGER_KEYS`` jitted runs (agent keys from seeds
+    ``SEED``, ``SEED + 1``, …), ``select`` called eagerly (a Python call, its JAX operations dispatched
+    one by one) from the jitted run's state before that round, with the round's key, chooses the jitted
+    run's arm.
+    (b) The first ``EAGER_ROUNDS`` rounds run eagerly, select and update chained, choose the jitted
+    run's arms, and their states equal its states within a tolerance per leaf and round of 1e-4
+    (float32) or 1e-10 (float64) times max(1, the leaf's largest |entry|): eager and jitted XLA may
+    round differently in the last bits (fused multiply–adds, x/√y as x·rsqrt y)."""
     prop, alg, data = "jit_equals_eager", case.alg, case.data
     with rep.guard(prop):
+        contexts = np.asarray(data.contexts)
+        initial = alg.init()
+        for i, key in enumerate(case.keys):
+            device = case.device_reference if i == 0 else case.run(data, key)
+            actions = np.asarray(device[0])
+            n = min(EAGER_SELECT_ROUNDS, case.horizon)
+            befores = [initial] + _unstack(device[1], n - 1)
+            select_keys = _select_keys(key, n)
+            for t, before in enumerate(befores):
+                eager = int(select_action(alg, before, jnp.asarray(contexts[t]), select_keys[t]))
+                if eager != actions[t]:
+                    rep.fail(
+                        prop,
+                        f"in run {i + 1} of {len(case.keys)} (agent key {i + 1}), select chose arm {eager} "
+                        f"eagerly but arm {int(actions[t])} under jax.jit, from the same state and key: it "
+                        "must compute the same traced and untraced (no branch on isinstance(x, "
+                        "jax.core.Tracer))",
+                        t=t,
+                    )
         n = min(EAGER_ROUNDS, case.horizon)
-        actions, states = [], []
-        with jax.disable_jit():
-            state = alg.init()
-            for t in range(n):
-                action, state = _step(
-                    alg, state, data.contexts[t], data.theta, data.eta[t], data.nu[t], case.key, jnp.int32(t)
-                )
-                actions.append(np.asarray(action))
-                states.append(_host(state))
+        action, state = case.eager_first
+        eager_actions, states = [int(action)], [_host(state)]
+        for t in range(1, n):
+            action, state = _step(
+                alg, state, data.contexts[t], data.theta, data.eta[t], data.nu[t], case.key, jnp.int32(t)
+            )
+            eager_actions.append(int(action))
+            states.append(_host(state))
         ref_actions, ref_states = case.reference
-        bad = np.flatnonzero(np.asarray(actions) != ref_actions[:n])
+        bad = np.flatnonzero(np.asarray(eager_actions) != ref_actions[:n])
         if bad.size:
             t = int(bad[0])
             rep.fail(
                 prop,
-                f"eagerly select chose arm {int(actions[t])}, under jax.jit arm {int(ref_actions[t])}",
+                f"run eagerly, select chose arm {eager_actions[t]}, under jax.jit arm {int(ref_actions[t])}",
                 t=t,
             )
         eager = jax.tree_util.tree_map(lambda *xs: np.stack(xs), *states)
@@ -314,6 +418,20 @@ def _check_jit_equals_eager(rep: _Report, case: _Case) -> None:
                 t=t,
                 cause=err,
             )
+
+
+def _unstack(tree, n: int) -> list:
+    """The first ``n`` per-round trees of ``tree``'s leading axis, with JAX array leaves (PRNG keys stay
+    keys)."""
+
+    def rows(x):
+        if jnp.issubdtype(x.dtype, jax.dtypes.prng_key):
+            return [x[t] for t in range(n)]
+        return [jnp.asarray(row) for row in np.asarray(x[:n])]
+
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    columns = [rows(x) for x in leaves]
+    return [jax.tree_util.tree_unflatten(treedef, [c[t] for c in columns]) for t in range(n)]
 
 
 def _scaled(a, b):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 from typing import NamedTuple
 
 import jax
@@ -22,8 +24,12 @@ SEED = 20250601
 #: Default rounds per run; the extreme-reward stream needs ``MIN_HORIZON`` to hold each extreme once.
 DEFAULT_HORIZON = 40
 MIN_HORIZON = 12
-#: Rounds run op by op for ``jit_equals_eager``.
-EAGER_ROUNDS = 5
+#: Rounds run eagerly, select and update chained, for ``jit_equals_eager`` (an eager update of an
+#: algorithm with an inner solver compiles the solver's loops anew on every call: seconds each).
+EAGER_ROUNDS = 3
+#: Runs (agent keys from seeds ``SEED + i``) in whose first ``EAGER_SELECT_ROUNDS`` rounds
+#: ``jit_equals_eager`` calls select eagerly (a few tens of milliseconds a call on a busy 2-core CPU).
+EAGER_KEYS, EAGER_SELECT_ROUNDS = 3, 16
 #: Runs in the ``vmap`` batch, and the lane that must equal the run alone.
 BATCH, LANE = 5, 2
 #: The ν_t the synthetic streams reveal, and the other values ``uses_revealed_nu`` tries.
@@ -159,6 +165,35 @@ def _check_leaves(rep: _Report, prop: str, tree, what: str):
             )
 
 
+def _program(fn, *args):
+    """``fn(*args)`` traced afresh (a new function object, so no trace is reused) as (the jaxpr's text
+    with memory addresses removed, its constants as NumPy): what a jitted call of ``fn`` would run."""
+    closed = jax.make_jaxpr(lambda *a: fn(*a))(*args)
+    text = re.sub(r" at 0x[0-9a-fA-F]+", "", str(closed.jaxpr))
+    return text, _host(list(closed.consts))
+
+
+def _program_difference(a, b) -> str | None:
+    """None when the programs ``a`` and ``b`` (:func:`_program`) are the same, else the first line of the
+    first trace's jaxpr that the second lacks (or which constant differs)."""
+    (text_a, consts_a), (text_b, consts_b) = a, b
+    if text_a != text_b:
+        lines_b = text_b.splitlines()
+        for i, line in enumerate(text_a.splitlines()):
+            if i >= len(lines_b) or line != lines_b[i]:
+                other = lines_b[i].strip() if i < len(lines_b) else "nothing"
+                return f"the first trace has `{_short(line.strip())}` where the second has `{_short(other)}`"
+        return "the second trace is longer"
+    for i, (x, y) in enumerate(zip(consts_a, consts_b)):
+        if x.shape != y.shape or x.dtype != y.dtype or _first_difference(x[None], y[None]) is not None:
+            return f"constant {i} of the program ({x.dtype}{list(x.shape)}) differs between the traces"
+    return None
+
+
+def _short(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 # --------------------------------------------------------------------------------------------------------
 # Synthetic problems and the run
 
@@ -214,6 +249,12 @@ def _round_keys(agent_key: Array, t) -> tuple[Array, Array]:
     """Round ``t``'s (select, update) keys, as ``jaxbandit.runner.simulate.rollout`` splits them."""
     keys = jax.random.split(jax.random.fold_in(agent_key, t))
     return keys[0], keys[1]
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _select_keys(agent_key: Array, n: int) -> Array:
+    """The select keys of rounds 0..n−1 `[n]` (one program for every key)."""
+    return jax.vmap(lambda t: _round_keys(agent_key, t)[0])(jnp.arange(n, dtype=jnp.int32))
 
 
 def _step(alg: Algorithm, state, contexts, theta, eta, nu, agent_key, t):

@@ -28,6 +28,8 @@ from ._common import (
     _host,
     _num,
     _one_round,
+    _program,
+    _program_difference,
     _Report,
     _rtol,
 )
@@ -56,10 +58,11 @@ def check_environment(env: Environment, *, horizon: int | None = None, name: str
       name: the environment's name in messages (default: its stream's factory and adversary's names).
 
     The properties, in this order: ``stream_shapes_dtypes``, ``stream_deterministic``,
-    ``adversary_dtypes``, ``jit_equals_eager``, ``stream_means``, ``reveals_nu``, ``adversary_run``,
-    ``budget``, ``chunked_equals_unchunked``, ``vmap_bitwise``. Runs choose arm t mod K in round t and
-    derive their keys as the runner does (``init_carry``, and ``rollout``'s round keys). Returns None;
-    raises ``AssertionError`` naming the first failing property, ``ValueError`` for bad arguments.
+    ``adversary_dtypes``, ``adversary_pure``, ``jit_equals_eager``, ``stream_means``, ``reveals_nu``,
+    ``adversary_run``, ``budget``, ``chunked_equals_unchunked``, ``vmap_bitwise``. Runs choose arm
+    t mod K in round t and derive their keys as the runner does (``init_carry``, and ``rollout``'s round
+    keys). Returns None; raises ``AssertionError`` naming the first failing property, ``ValueError`` for
+    bad arguments.
     """
     V.check_instance("env", env, Environment, "a jb.Environment (e.g. jb.envs.linear(...))")
     if env.horizon is not None and env.horizon < 2:
@@ -80,7 +83,8 @@ def check_environment(env: Environment, *, horizon: int | None = None, name: str
         _check_stream_shapes_dtypes,
         _check_stream_deterministic,
         _check_adversary_dtypes,
-        _check_stream_jit_equals_eager,
+        _check_adversary_pure,
+        _check_jit_equals_eager,
         _check_stream_means,
         _check_reveals_nu,
         _check_adversary_run,
@@ -100,7 +104,7 @@ class _EnvCase:
         self.init_key = jax.random.split(self.key)[0]  # the key init_carry gives stream.init
         self.init = jax.jit(functools.partial(init_carry, _NO_LEARNER, env))
         self.rounds = jax.jit(functools.partial(_env_rounds, env))
-        self._carry = self._reference = None
+        self._carry = self._device_reference = self._reference = None
 
     @property
     def carry(self):
@@ -113,8 +117,15 @@ class _EnvCase:
     def reference(self):
         """(final carry, rounds, feedback) of the reference run, as NumPy."""
         if self._reference is None:
-            self._reference = _host(self.run(self.carry, 0, self.horizon))
+            self._reference = _host(self.device_reference)
         return self._reference
+
+    @property
+    def device_reference(self):
+        """The reference run as returned (PRNG keys in the adversary's state stay keys)."""
+        if self._device_reference is None:
+            self._device_reference = self.run(self.carry, 0, self.horizon)
+        return self._device_reference
 
     def run(self, carry, start: int, stop: int):
         """Rounds [start, stop) from ``carry``: (carry, rounds, feedback). Every run is one compiled
@@ -127,6 +138,18 @@ class _EnvCase:
     def round_args(self, t: int):
         """(key, θ*, t) of round ``t`` of the reference run, as the runner derives them."""
         return (jax.random.fold_in(self.carry.round_key, t), self.carry.env_state.theta_star, jnp.int32(t))
+
+    def view(self, t: int) -> AdversaryView:
+        """The adversary's view of round ``t`` of the reference run (the learner chose arm t mod K)."""
+        rounds = self.reference[1]
+        return AdversaryView(
+            jnp.asarray(rounds.contexts[t]),
+            self.carry.env_state.theta_star,
+            jnp.asarray(rounds.means[t]),
+            jnp.int32(t % self.env.num_arms),
+            jnp.asarray(rounds.eta[t]),
+            jnp.int32(t),
+        )
 
 
 def _padded(start: int, stop: int, length: int):
@@ -214,28 +237,67 @@ def _check_stream_deterministic(rep: _Report, case: _EnvCase) -> None:
                 )
 
 
-def _check_stream_jit_equals_eager(rep: _Report, case: _EnvCase) -> None:
-    """``jit_equals_eager``: θ* and the first and last rounds of the reference run (``init`` and ``draw``
-    under ``jax.jit``) equal ``init`` and ``draw`` called op by op, within the tolerance of
-    ``check_algorithm``'s property of that name."""
-    prop, stream = "jit_equals_eager", case.env.stream
+def _check_adversary_pure(rep: _Report, case: _EnvCase) -> None:
+    """``adversary_pure``: ``corrupt`` is a function of its arguments alone, as a stream's ``draw`` is.
+    Traced twice afresh (``jax.make_jaxpr`` of a new function each time) with round 1's (state, view),
+    it gives the same program, constants included; called twice eagerly with the same arguments, from
+    the initial state in round 1 and from the reference run's final state in its last round, it gives
+    bitwise the same (c_t, state). An adversary reading ``np.random`` or a Python counter would corrupt
+    differently under ``jb.simulate`` and ``jb.sweep`` from the same seed."""
+    prop, adversary = "adversary_pure", case.env.adversary
+    hint = (
+        "it must not read Python state that changes between calls (a global counter, np.random, the "
+        "clock): compute c_t from its state and the view alone"
+    )
     with rep.guard(prop):
-        carry, rounds, _ = case.reference
-        pairs: list[tuple[str, int | None, Any, Any]] = [
-            ("init(key)", None, _eager(stream.init, case.init_key), carry.env_state.theta_star)
+        initial, view = adversary.init(), case.view(0)
+        diff = _program_difference(*(_program(adversary.corrupt, initial, view) for _ in range(2)))
+        if diff is not None:
+            rep.fail(
+                prop, f"corrupt traced twice with the same arguments gave different programs ({diff}): {hint}"
+            )
+        last = case.horizon - 1
+        for r, state in ((0, initial), (last, case.device_reference[0].env_state.adversary)):
+            outs = [_host(adversary.corrupt(state, case.view(r))) for _ in range(2)]
+            diff = _first_difference(*(_one_round(o) for o in outs))
+            if diff is not None:
+                _, path, x, y = diff
+                what = "c_t" if path.startswith("[0]") else f"the state{path[3:]}"
+                rep.fail(
+                    prop,
+                    f"corrupt called twice eagerly with the same arguments gave {what} = {_num(x)}, then "
+                    f"{_num(y)}: {hint}",
+                    t=r,
+                )
+
+
+def _check_jit_equals_eager(rep: _Report, case: _EnvCase) -> None:
+    """``jit_equals_eager``: θ* and the first and last rounds of the reference run (``init`` and ``draw``
+    under ``jax.jit``) equal ``init`` and ``draw`` called op by op, and the adversary's c_t in every round
+    of it equals ``corrupt`` called eagerly round by round (a Python call, its JAX operations dispatched
+    one by one, its state carried), within the tolerance of ``check_algorithm``'s property of that name:
+    an adversary that branches on ``isinstance(x, jax.core.Tracer)`` or keeps Python state shows here."""
+    prop, stream, adversary = "jit_equals_eager", case.env.stream, case.env.adversary
+    with rep.guard(prop):
+        carry, rounds, fb = case.reference
+        pairs: list[tuple[str, str, int | None, Any, Any]] = [
+            ("init(key)", "op by op", None, _eager(stream.init, case.init_key), carry.env_state.theta_star)
         ]
         for i in (0, case.horizon - 1):
-            pairs.append(
-                ("draw(key, theta_star, t)", i, _eager(stream.draw, *case.round_args(i)), _at(rounds, i))
-            )
-        for what, t, eager, jitted in pairs:
+            eager = _eager(stream.draw, *case.round_args(i))
+            pairs.append(("draw(key, theta_star, t)", "op by op", i, eager, _at(rounds, i)))
+        state = adversary.init()
+        for r in range(case.horizon):
+            c, state = adversary.corrupt(state, case.view(r))
+            pairs.append(("corrupt(state, view)'s c_t", "called eagerly", r, c, fb.corruption[r]))
+        for what, how, t, eager, jitted in pairs:
             diff = _first_difference(_one_round(eager), _one_round(jitted), rtol=_rtol())
             if diff is not None:
                 _, path, x, y = diff
                 rep.fail(
                     prop,
-                    f"{what}{path} is {_num(x)} op by op but {_num(y)} under jax.jit (tolerance "
-                    f"{_rtol():g}·max(1, |value|))",
+                    f"{what}{'' if path == '<state>' else path} is {_num(x)} {how} but {_num(y)} under "
+                    f"jax.jit (tolerance {_rtol():g}·max(1, |value|))",
                     t=t,
                 )
 

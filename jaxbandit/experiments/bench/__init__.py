@@ -7,8 +7,6 @@ from . import protocol
 from .report import compact, markdown, rewrite, write_report
 from .run import backend_devices, combine, run_algorithm, run_bench, save_results, to_dataset
 from .settings import (
-    ADVERSARIES,
-    NOISES,
     Attack,
     BenchSettings,
     NoiseSetting,
@@ -20,8 +18,6 @@ from .settings import (
 )
 
 __all__ = [
-    "ADVERSARIES",
-    "NOISES",
     "Attack",
     "BenchSettings",
     "NoiseSetting",

@@ -2,6 +2,10 @@
 attacks (an adversary and its corruption level C), the quick and full configurations, and the one
 environment factory every algorithm's sweep traces.
 
+The families and adversaries are the registered ones (``jb.registry.noises()``, ``adversaries()``: the
+library's, and any a plugin registers), built by their specs; ``none`` is the C = 0 scenario of every
+other adversary.
+
 Noise settings and attacks are indices into the lists below, so each is one traced grid axis: the
 noise axis changes the stream (each seed's θ*, contexts and η_t are drawn once per noise setting and
 shared by every attack and constant), the attack axis only the adversary.
@@ -15,7 +19,6 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 import jaxbandit as jb
 
@@ -25,14 +28,6 @@ from ...core.dtypes import as_float, as_index
 from ..common import check_numbers
 
 DIM, NUM_ARMS = 10, 20
-#: Every adversary of the benchmark; ``none`` is the C = 0 scenario of every other one.
-ADVERSARIES = ("none", "flip", "flip_rounds", "random_sign", "targeted")
-#: Noise families; each heavy-tailed one is run at every ε of the grid with the tail as heavy as that
-#: ε allows (Student-t with df = 2 + ε, centred Pareto with shape 1.1 + ε: the (1+ε)-moment is finite
-#: and the next moments are not; ε = 1 gives the paper's t₃, ε = 0.4 its Pareto(1.5)).
-NOISES = ("gaussian", "student_t", "pareto", "empirical")
-#: Families with every moment finite are run at ε = 1 only (the variance case).
-LIGHT_NOISES = ("gaussian", "empirical")
 CONSTANTS = ("theory", "tuned")
 
 
@@ -40,7 +35,7 @@ class NoiseSetting(NamedTuple):
     """One value of the noise axis: a family, the ε the learners are told and the family's ν there."""
 
     name: str  # e.g. "student_t(ε=0.5)"
-    family: str  # one of NOISES
+    family: str  # a registered noise family
     eps: float
     nu: float
     description: str
@@ -50,7 +45,7 @@ class Attack(NamedTuple):
     """One value of the attack axis: an adversary and its level C (the learners are told C)."""
 
     name: str  # e.g. "flip C=100"
-    adversary: str  # one of ADVERSARIES
+    adversary: str  # a registered adversary
     C: float
 
 
@@ -87,8 +82,8 @@ def make_settings(
     *,
     quick: bool = False,
     algorithms=None,
-    adversaries=ADVERSARIES,
-    noises=NOISES,
+    adversaries=None,
+    noises=None,
     horizon: int | None = None,
     seeds: int | None = None,
     tune_seeds: int | None = None,
@@ -96,12 +91,16 @@ def make_settings(
     C_grid: Sequence[float] | None = None,
 ) -> BenchSettings:
     """The quick or full configuration with any field overridden; ``ValueError`` on bad input, naming
-    the valid values. Reported seeds are 0..n−1, tuning seeds 1000..1000+m−1 (disjoint)."""
+    the valid values. ``algorithms``, ``adversaries``, ``noises``: registered names (default: every
+    registered one). Reported seeds are 0..n−1, tuning seeds 1000..1000+m−1 (disjoint)."""
     base = QUICK if quick else FULL
-    algorithms = jb.registry.names() if algorithms is None else algorithms
-    algs = V.check_names("algorithms", algorithms, jb.registry.names())
-    advs = V.check_names("adversaries", adversaries, ADVERSARIES)
-    nois = V.check_names("noises", noises, NOISES)
+    registered = jb.registry.names(), tuple(jb.registry.adversaries()), tuple(jb.registry.noises())
+    algs, advs, nois = (
+        V.check_names(name, valid if given is None else given, valid)
+        for name, given, valid in zip(
+            ("algorithms", "adversaries", "noises"), (algorithms, adversaries, noises), registered
+        )
+    )
     horizon = base["horizon"] if horizon is None else horizon
     seeds = base["seeds"] if seeds is None else seeds
     tune_seeds = base["tune_seeds"] if tune_seeds is None else tune_seeds
@@ -131,65 +130,28 @@ def make_settings(
 # --- the scenario axes ------------------------------------------------------------------------------
 
 
-@functools.cache
-def empirical_series() -> np.ndarray:
-    """The S&P 500 daily returns of jb.datasets (10 stocks, pooled), standardised to unit variance."""
-    x = np.asarray(jb.datasets.sp500_returns(), np.float64).ravel()
-    return (x - x.mean()) / x.std()
-
-
-def _family(family: str, eps: float) -> tuple[jb.noise.NoiseFamily, str]:
-    if family == "gaussian":
-        return jb.noise.gaussian(1.0), "N(0, 1)"
-    if family == "student_t":
-        return jb.noise.student_t(2.0 + eps), f"Student-t, df = {2.0 + eps:g}"
-    if family == "pareto":
-        return jb.noise.pareto(1.1 + eps, 1.0), f"centred Pareto, shape {1.1 + eps:g}, x_min = 1"
-    return (
-        jb.noise.empirical(empirical_series(), name="sp500"),
-        "S&P 500 daily returns (10 stocks, standardised), resampled",
-    )
-
-
 def noise_settings(settings: BenchSettings) -> list[NoiseSetting]:
-    """The noise axis: each light family at ε = 1, each heavy one at every ε of the grid."""
+    """The noise axis: each family with every moment finite at ε = 1, each heavy-tailed one at every ε
+    of the grid."""
     out = []
     for family in settings.noises:
-        for eps in (1.0,) if family in LIGHT_NOISES else settings.eps_grid:
-            fam, text = _family(family, eps)
+        spec = jb.registry.noise(family)
+        for eps in settings.eps_grid if spec.heavy_tailed else (1.0,):
             with jax.ensure_compile_time_eval():
-                nu = float(fam.moment_bound(eps))
-            out.append(NoiseSetting(f"{family}(ε={eps:g})", family, eps, nu, text))
+                nu = float(spec.build(eps).moment_bound(eps))
+            out.append(NoiseSetting(f"{family}(ε={eps:g})", family, eps, nu, spec.describe(eps)))
     return out
 
 
 def attacks(settings: BenchSettings) -> list[Attack]:
-    """The attack axis: no corruption (C = 0), then every other adversary at every C of the grid."""
-    out = [Attack("none", "none", 0.0)] if "none" in settings.adversaries else []
+    """The attack axis: the adversaries without a level (``none``: no corruption) at C = 0, then every
+    other adversary at every C of the grid."""
+    levels = {adv: jb.registry.adversary(adv).takes_level for adv in settings.adversaries}
+    out = [Attack(adv, adv, 0.0) for adv in settings.adversaries if not levels[adv]]
     for adv in settings.adversaries:
-        if adv != "none":
+        if levels[adv]:
             out += [Attack(f"{adv} C={c:g}", adv, c) for c in settings.C_grid]
     return out
-
-
-@functools.cache
-def attack_target() -> np.ndarray:
-    """θ† of the targeted attack: one fixed unit vector (``default_rng(0)``), the same for every run.
-    Its default θ† = −θ* would make it the flip attack here: with K = 20 arms −θ* and θ* always prefer
-    different arms, so it would corrupt every round by −2⟨X, θ*⟩, exactly as flip does."""
-    v = np.random.default_rng(0).standard_normal(DIM)
-    return v / np.linalg.norm(v)
-
-
-def _adversary(kind: str, C) -> jb.Adversary:
-    if kind == "none":
-        return jb.corruption.none()
-    if kind == "flip_rounds":
-        # The "C" of public baseline code: C rounds flipped (Σ|c_t| up to 2C when |⟨x, θ*⟩| ≤ 1).
-        return jb.corruption.flip_rounds(C)
-    if kind == "targeted":
-        return jb.corruption.targeted(C, target=attack_target())
-    return getattr(jb.corruption, kind)(C)
 
 
 class Scenarios(NamedTuple):
@@ -206,7 +168,7 @@ def scenarios(settings: BenchSettings) -> Scenarios:
 @functools.cache
 def environment_factory(scen: Scenarios):
     """``p -> Environment`` for ``p["noise"]`` and ``p["attack"]`` (indices into ``scen``)."""
-    families = [_family(n.family, n.eps)[0] for n in scen.noises]
+    families = [jb.registry.noise(n.family).build(n.eps) for n in scen.noises]
     kinds = tuple(dict.fromkeys(a.adversary for a in scen.attacks))
     kind_index = [kinds.index(a.adversary) for a in scen.attacks]
     levels = [a.C for a in scen.attacks]
@@ -214,7 +176,8 @@ def environment_factory(scen: Scenarios):
     def make(p):
         attack = as_index(p["attack"])
         C = as_float(levels)[attack]
-        adversary = jb.corruption.select([_adversary(k, C) for k in kinds], jnp.asarray(kind_index)[attack])
+        built = [jb.registry.adversary(k).build(C, DIM) for k in kinds]
+        adversary = jb.corruption.select(built, jnp.asarray(kind_index)[attack])
         noise = jb.noise.select(families, p["noise"])
         return jb.envs.linear(DIM, NUM_ARMS, noise=noise, corruption=adversary)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,7 +21,15 @@ from ...report.analysis import mean_and_stderr
 from ...report.results import SweepResult, atomic_write_json
 from ..common import device_info, jsonable, now, save_result, seed_list, versions
 from .drawing import draw, format_summary
-from .methods import MAIN_METHODS, baseline_methods, constant_names, figure_factory, problem, spec
+from .methods import (
+    MAIN_METHODS,
+    baseline_methods,
+    check_methods,
+    constant_names,
+    figure_factory,
+    problem,
+    spec,
+)
 from .runtime import checkpoints, last_chunk_rate, runtime_slope, time_runs
 from .settings import (
     C_VALUES,
@@ -59,6 +68,7 @@ def run(
     out: str | os.PathLike = "out/figure1",
     *,
     constants: str = "both",
+    algorithms: Sequence[str] | None = None,
     baselines: bool = False,
     tuned_file: str | os.PathLike | None = None,
     repeats: int = 3,
@@ -75,6 +85,8 @@ def run(
         tuning seeds of the tuned constants.
       out: the output directory.
       constants: ``"theory"``, ``"tuned"`` (read from ``tuned_file``) or ``"both"``.
+      algorithms: the registered algorithms to run (``jb.registry.names()``, a plugin's too; default:
+        the paper's two, and every other one with ``baselines``).
       baselines: also run every other registered algorithm (``jb.registry``); Heavy-OFUL refits over the
         whole history every round, like GAdaOFUL, so this takes much longer.
       tuned_file: the tuned-constants JSON (default: the one shipped in ``jaxbandit/experiments/data``).
@@ -95,7 +107,11 @@ def run(
     if out.exists() and not out.is_dir():
         raise ValueError(f"out={str(out)!r} is invalid: it exists and is not a directory")
     variants = ("theory", "tuned") if constants == "both" else (constants,)
+    if algorithms is not None and baselines:
+        raise ValueError("algorithms and baselines=True are exclusive: give the algorithms, or every one")
     selected = MAIN_METHODS + (baseline_methods() if baselines else ())
+    if algorithms is not None:
+        selected = check_methods(algorithms)
     tuned_data = load_tuned(tuned_file) if "tuned" in variants else None
     tuned = {
         m: None if tuned_data is None else _tuned_for_report(tuned_data, m, seed_ids, seeds) for m in selected

@@ -1,0 +1,48 @@
+"""``jb.registry``: the one registry of extension points, which the CLI, Figure 1, the notebooks, the
+benchmark and the tests read; nothing else keeps a list of them.
+
+- algorithms: :class:`AlgorithmSpec` (how to build one for a :class:`Problem`, its theory constants and
+  tuning grid), read by :func:`algorithms`, :func:`names` and :func:`algorithm`;
+- adversaries: :class:`AdversarySpec` (how to build one at a corruption level C), read by
+  :func:`adversaries` and :func:`adversary`: the benchmark's attack axis;
+- noise families: :class:`NoiseSpec` (how to build one at a moment order ε), read by :func:`noises` and
+  :func:`noise`: the benchmark's noise axis.
+
+:func:`register` files any of the three specs. The library's modules register their own when imported;
+a user's module registers its own when imported too, and joins the command line with ``--plugin MODULE``
+or the ``jaxbandit.plugins`` entry-point group (``jb.plugins``), loaded the first time a registry is
+read.
+"""
+
+from .agents.registry import (
+    BETA_SCALES,
+    COSTS,
+    KNOWLEDGE,
+    AlgorithmSpec,
+    Hyperparameters,
+    Problem,
+    algorithm,
+    algorithms,
+    names,
+)
+from .core.registry import register
+from .envs.registry import AdversarySpec, NoiseSpec, adversaries, adversary, noise, noises
+
+__all__ = [
+    "BETA_SCALES",
+    "COSTS",
+    "KNOWLEDGE",
+    "AdversarySpec",
+    "AlgorithmSpec",
+    "Hyperparameters",
+    "NoiseSpec",
+    "Problem",
+    "adversaries",
+    "adversary",
+    "algorithm",
+    "algorithms",
+    "names",
+    "noise",
+    "noises",
+    "register",
+]

@@ -1,0 +1,417 @@
+"""Extending jaxbandit without touching it: the registries of algorithms, adversaries and noise families,
+plugins (``--plugin MODULE``, the ``jaxbandit.plugins`` entry points), and a user's one-file plugin run
+through jb.testing, jb.sweep, the benchmark and Figure 1."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxbandit as jb
+from jaxbandit.agents.registry import ALGORITHMS
+from jaxbandit.core import plugins
+from jaxbandit.envs.registry import ADVERSARIES, NOISES
+from jaxbandit.experiments import bench
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: A user's module, written where the package cannot see it: an algorithm, an adversary and a noise
+#: family, each registered when the module is imported.
+PLUGIN = '''
+"""A user's plugin: an algorithm, an adversary and a noise family, registered when imported."""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import gammaln
+
+import jaxbandit as jb
+
+
+class ClipState(NamedTuple):
+    V_inv: jax.Array  # [d, d]
+    b: jax.Array  # [d]
+
+
+def clip_ucb(dim, *, beta, clip):
+    """Ridge UCB on rewards truncated to [-clip, clip]."""
+
+    def init():
+        return ClipState(jnp.eye(dim), jnp.zeros(dim))
+
+    def select(state, contexts):
+        theta = jb.linalg.matvec(state.V_inv, state.b)
+        return jb.linalg.select_ucb(contexts, theta, state.V_inv, jnp.asarray(beta, theta.dtype))
+
+    def update(state, x, reward, nu):
+        r = jnp.clip(reward, -clip, clip)
+        return ClipState(jb.linalg.sherman_morrison(state.V_inv, x, jnp.ones((), x.dtype)), state.b + r * x)
+
+    return jb.Algorithm(init, select, update)
+
+
+def optimal_arm(budget):
+    """Flips the reward of the optimal arm only, within an exact budget: sum |c_t| <= C."""
+    C = jnp.asarray(budget, jnp.result_type(float))
+
+    def corrupt(spent, view):
+        best = view.action == jnp.argmax(view.means)
+        c = jnp.where(best, -2.0 * view.means[view.action], 0.0)
+        c = jnp.sign(c) * jnp.minimum(jnp.abs(c), jnp.maximum(C - spent, 0.0))
+        return c, spent + jnp.abs(c)
+
+    return jb.Adversary("optimal_arm", lambda: jnp.zeros((), C.dtype), corrupt, budget=lambda: C)
+
+
+def laplace(scale=1.0):
+    """Laplace(0, scale): E|eta|^p = scale^p Gamma(p + 1)."""
+
+    def sample(key, t):
+        dtype = jnp.result_type(float)
+        return scale * jax.random.laplace(key, dtype=dtype), jnp.ones((), dtype)
+
+    def moment_bound(eps):
+        p = 1.0 + jnp.asarray(eps, jnp.result_type(float))
+        return scale * jnp.exp(gammaln(p + 1.0) / p)
+
+    return jb.noise.NoiseFamily("laplace", sample, moment_bound, float("inf"))
+
+
+jb.registry.register(
+    jb.registry.AlgorithmSpec(
+        name="clip_ucb",
+        label="clip-UCB",
+        factory=clip_ucb,
+        build=lambda problem, h: clip_ucb(problem.dim, beta=h["beta"], clip=h["clip"]),
+        theory=lambda problem: {"beta": 1.0, "clip": 3.0},
+        grid={"beta": (0.1, 1.0), "clip": (1.0, 3.0)},
+        cost="O(1)",
+        knowledge=(),
+        source="a user's plugin",
+    )
+)
+jb.registry.register(
+    jb.registry.AdversarySpec(
+        "optimal_arm", lambda C, dim: optimal_arm(C), "flips the optimal arm's reward, sum |c_t| <= C"
+    )
+)
+jb.registry.register(
+    jb.registry.NoiseSpec("laplace", lambda e: laplace(1.0), lambda e: "Laplace(0, 1)", heavy_tailed=False)
+)
+'''
+
+
+@pytest.fixture
+def isolated(monkeypatch):
+    """Registrations and loaded plugins last for the test only (the registries are process-wide)."""
+    for registry in (ALGORITHMS, ADVERSARIES, NOISES):
+        monkeypatch.setattr(registry, "_specs", dict(registry._specs))
+    monkeypatch.setattr(plugins, "_files", {})
+    monkeypatch.setattr(plugins, "_installed_loaded", False)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name in ("mymod", "broken", "setup_mod"):
+            del sys.modules[name]
+
+
+@pytest.fixture
+def plugin_dir(tmp_path):
+    (tmp_path / "mymod.py").write_text(PLUGIN)
+    return tmp_path
+
+
+def _cli_env(*paths):
+    return dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join([str(ROOT), *map(str, paths), os.environ.get("PYTHONPATH", "")]),
+        XLA_FLAGS=" ".join(filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# The registries
+
+
+def test_the_benchmark_axes_are_the_registered_scenarios_in_order():
+    assert tuple(jb.registry.adversaries()) == ("none", "flip", "flip_rounds", "random_sign", "targeted")
+    assert tuple(jb.registry.noises()) == ("gaussian", "student_t", "pareto", "empirical")
+    assert [s.takes_level for s in jb.registry.adversaries().values()] == [False, True, True, True, True]
+    assert [s.heavy_tailed for s in jb.registry.noises().values()] == [False, True, True, False]
+    settings = bench.make_settings(quick=True)
+    assert settings.adversaries == tuple(jb.registry.adversaries())
+    assert settings.noises == tuple(jb.registry.noises())
+
+
+def test_registered_heavy_tails_are_as_heavy_as_eps_allows():
+    """Student-t with df = 2 + ε and Pareto with shape 1.1 + ε: the (1+ε)-moment is finite, the
+    (2+ε)-th is not (max_order is the tail index)."""
+    for name, tail in (("student_t", 2.0), ("pareto", 1.1)):
+        for eps in (0.25, 1.0):
+            family = jb.registry.noise(name).build(eps)
+            assert float(family.max_order) == pytest.approx(tail + eps)
+            assert np.isfinite(float(family.moment_bound(eps)))
+
+
+def test_the_targeted_scenario_steers_to_a_fixed_unit_vector():
+    a = jb.registry.adversary("targeted").build(5.0, 10)
+    view = jb.corruption.AdversaryView(
+        contexts=jnp.eye(10)[:4],
+        theta_star=jnp.zeros(10),
+        means=jnp.zeros(4),
+        action=jnp.int32(1),
+        eta=jnp.float32(0.0),
+        t=jnp.int32(0),
+    )
+    target = np.random.default_rng(0).standard_normal(10)
+    target /= np.linalg.norm(target)
+    wanted = target[:4]  # ⟨e_k, θ†⟩; the means are 0, so the ranking changes unless θ† prefers arm 0
+    c, _ = a.corrupt(a.init(), view)
+    expected = wanted[1] if np.argmax(wanted) != 0 else 0.0
+    assert float(c) == pytest.approx(np.clip(expected, -5.0, 5.0), rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        (
+            "flip",
+            r"spec='flip' is invalid: it must be one of jb.registry.AdversarySpec, jb.registry.Algorith",
+        ),
+        (
+            jb.registry.AdversarySpec("no way", lambda C, d: None, ""),
+            r"name='no way' is invalid: it must be a",
+        ),
+        (jb.registry.AdversarySpec("x", 3.0, ""), r"build=3.0 is invalid: it must be a function \(C, dim\)"),
+        (jb.registry.AdversarySpec("x", lambda C, d: None, "", takes_level=1), r"takes_level=1 is invalid"),
+        (jb.registry.NoiseSpec("x", lambda e: None, "Laplace"), r"describe='Laplace' is invalid"),
+        (
+            jb.registry.NoiseSpec("x", lambda e: None, str, heavy_tailed="yes"),
+            r"heavy_tailed='yes' is invalid",
+        ),
+    ],
+)
+def test_register_refuses_a_spec_its_readers_could_not_use(isolated, spec, match):
+    with pytest.raises(ValueError, match=match):
+        jb.registry.register(spec)
+
+
+def test_an_unknown_name_lists_the_registered_ones_and_the_plugin_route():
+    with pytest.raises(ValueError, match=r"adversary='evil' is invalid: registered adversaries are \('none'"):
+        jb.registry.adversary("evil")
+    with pytest.raises(ValueError, match=r"noise='x' is invalid: .*--plugin MODULE"):
+        jb.registry.noise("x")
+
+
+def test_registered_scenarios_join_the_benchmark_axes(isolated, plugin_dir):
+    plugins.load(str(plugin_dir / "mymod.py"))
+    settings = bench.make_settings(quick=True, eps_grid=(0.5, 1.0), C_grid=(3.0, 7.0))
+    assert settings.algorithms[-1] == "clip_ucb"
+    assert settings.adversaries[-1] == "optimal_arm" and settings.noises[-1] == "laplace"
+    attacks = bench.attacks(settings)
+    assert [a.name for a in attacks][-2:] == ["optimal_arm C=3", "optimal_arm C=7"]
+    noises = bench.noise_settings(settings)
+    assert noises[-1].name == "laplace(ε=1)"  # every moment finite: ε = 1 only
+    assert noises[-1].nu == pytest.approx(2.0**0.5)  # Laplace(0, 1): E η² = Γ(3) = 2
+
+
+# --------------------------------------------------------------------------------------------------------
+# Loading plugins
+
+
+def test_a_module_is_found_in_the_current_directory(isolated, plugin_dir, monkeypatch):
+    monkeypatch.chdir(plugin_dir)
+    sys.path[:] = [p for p in sys.path if p not in ("", str(plugin_dir))]
+    module = plugins.load("mymod")
+    assert module.__name__ == "mymod" and "clip_ucb" in jb.registry.names()
+    assert str(plugin_dir) not in sys.path  # searched, not added
+    assert plugins.load("mymod") is module
+
+
+def test_a_file_path_is_loaded_once(isolated, plugin_dir):
+    first = plugins.load(str(plugin_dir / "mymod.py"))
+    assert plugins.load(str(plugin_dir / "." / "mymod.py")) is first
+    assert jb.registry.algorithm("clip_ucb").label == "clip-UCB"
+
+
+@pytest.mark.parametrize(
+    "source, given, match",
+    [
+        (None, "no_such_module_here", r"^plugin='no_such_module_here' was not found: give an importable"),
+        (
+            "import no_such_dependency\n",
+            "broken",
+            r"^plugin='broken' failed to import: ModuleNotFoundError: No",
+        ),
+        (
+            "raise RuntimeError('boom\\nmore')\n",
+            "broken.py",
+            r"^plugin='.*broken.py' failed to import: Runtime",
+        ),
+        (None, "missing.py", r"^plugin='.*missing.py' is invalid: it is not a .py file"),
+        (None, "", r"^plugin='' is invalid: give a module name"),
+    ],
+)
+def test_a_failing_plugin_is_one_line_naming_it_and_the_exception(
+    isolated, tmp_path, monkeypatch, source, given, match
+):
+    monkeypatch.chdir(tmp_path)
+    if source is not None:
+        (tmp_path / "broken.py").write_text(source)
+    with pytest.raises(ValueError, match=match) as info:
+        plugins.load(str(tmp_path / given) if given.endswith(".py") else given)
+    assert "\n" not in str(info.value)
+    assert "broken" not in sys.modules
+
+
+def _dist_info(where: Path, entry_points: str) -> None:
+    info = where / "user_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: user-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[jaxbandit.plugins]\n{entry_points}\n")
+
+
+def test_installed_entry_points_load_when_a_registry_is_first_read(isolated, plugin_dir):
+    _dist_info(plugin_dir, "mine = mymod")
+    sys.path.insert(0, str(plugin_dir))
+    assert [ep.name for ep in plugins.installed()] == ["mine"]
+    assert "mymod" not in sys.modules
+    assert "optimal_arm" in jb.registry.adversaries()  # the first read loads it
+    assert "mymod" in sys.modules
+
+
+def test_an_entry_point_may_name_a_function_called_once(isolated, tmp_path):
+    (tmp_path / "setup_mod.py").write_text("CALLS = []\ndef setup():\n    CALLS.append(1)\n")
+    _dist_info(tmp_path, "setup = setup_mod:setup")
+    sys.path.insert(0, str(tmp_path))
+    jb.registry.names()
+    jb.registry.noises()
+    assert sys.modules["setup_mod"].CALLS == [1]
+
+
+def test_a_failing_entry_point_is_one_line_naming_it(isolated, tmp_path):
+    (tmp_path / "broken.py").write_text("1 / 0\n")
+    _dist_info(tmp_path, "bad = broken")
+    sys.path.insert(0, str(tmp_path))
+    with pytest.raises(ValueError) as info:
+        jb.registry.names()
+    assert str(info.value).startswith(
+        "plugin 'bad' (entry point 'broken' of group 'jaxbandit.plugins') failed to load: ZeroDivisionError"
+    )
+    assert "\n" not in str(info.value)
+
+
+def test_import_jaxbandit_loads_no_plugin(plugin_dir):
+    _dist_info(plugin_dir, "mine = mymod")
+    code = "import sys, jaxbandit; print('mymod' in sys.modules, jaxbandit.plugins._installed_loaded)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=_cli_env(plugin_dir), timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False"]
+
+
+# --------------------------------------------------------------------------------------------------------
+# The definition of done: a user's one-file plugin, end to end, the package untouched
+
+
+def test_a_plugin_passes_jb_testing_and_runs_in_jb_sweep_as_in_jb_simulate(isolated, plugin_dir):
+    plugins.load(str(plugin_dir / "mymod.py"))
+    T, d, K = 40, 3, 5
+    spec = jb.registry.algorithm("clip_ucb")
+    problem = jb.registry.Problem(T, d)
+    jb.testing.check_algorithm(lambda p: spec.build(problem, p), spec.theory(problem), dim=d, num_arms=K)
+    adversary, noise = jb.registry.adversary("optimal_arm"), jb.registry.noise("laplace")
+    env = jb.envs.linear(d, K, noise=noise.build(1.0), corruption=adversary.build(2.0, d))
+    jb.testing.check_environment(env)
+
+    algorithms = {
+        "clip_ucb": lambda p: spec.build(problem, {"beta": p["beta"], "clip": 3.0}),
+        "oful": lambda p: jb.oful(T, d, lam=1.0, beta=p["beta"]),
+    }
+    make_env = lambda p: jb.envs.linear(d, K, noise=noise.build(1.0), corruption=adversary.build(p["C"], d))
+    grid = {"C": [0.0, 4.0], "beta": [0.1, 1.0]}
+    res = jb.sweep(algorithms, make_env, grid, horizon=T, seeds=[0, 3], record="all")
+    assert list(res.coords["algorithm"]) == ["clip_ucb", "oful"]
+
+    @jax.jit
+    def alone(p, seed):
+        make = algorithms["clip_ucb"]
+        return jb.simulate(make(p), make_env(p), jax.random.fold_in(jax.random.key(0), seed), horizon=T)
+
+    for i, C in enumerate(grid["C"]):
+        for j, beta in enumerate(grid["beta"]):
+            for s, seed in enumerate((0, 3)):
+                run = alone({"C": jnp.float32(C), "beta": jnp.float32(beta)}, seed)
+                for field in ("regret", "action", "corruption"):
+                    np.testing.assert_array_equal(
+                        res.data[field][0, i, j, s], np.asarray(getattr(run, field))
+                    )
+    spent = np.abs(res.data["corruption"][0, 1]).sum(axis=-1)
+    assert np.all(spent <= 4.0 * (1 + 1e-6)) and np.all(spent > 0)  # the adversary corrupts, within C
+
+
+def _run_cli(args, cwd, env):
+    proc = subprocess.run(
+        [sys.executable, "-m", "jaxbandit", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+BENCH_TINY = ["--quick", "--horizon", "20", "--seeds", "2", "--tune-seeds", "1", "--no-progress"]
+
+
+@pytest.mark.slow
+def test_a_plugin_runs_in_the_benchmark_and_figure1_from_the_command_line(plugin_dir):
+    env = _cli_env()
+    names = ["--algorithms", "clip_ucb,oful", "--adversaries", "none", "optimal_arm", "--noises", "laplace"]
+    _run_cli(["bench", "--plugin", "mymod", *BENCH_TINY, *names, "--out", "b"], plugin_dir, env)
+    info = json.loads((plugin_dir / "b" / "bench.json").read_text())
+    assert info["settings"]["algorithms"] == ["clip_ucb", "oful"]
+    assert [a["name"] for a in info["attacks"]] == ["none", "optimal_arm C=40"]
+    assert [n["family"] for n in info["noises"]] == ["laplace"]
+    assert "clip-UCB" in (plugin_dir / "b" / "report.md").read_text()
+
+    fig = ["--algorithms", "clip_ucb", "--constants", "theory", "--horizon", "20", "--seeds", "2"]
+    fig += ["--repeats", "1", "--no-progress", "--out", "f"]
+    _run_cli(["figure1", "--plugin", str(plugin_dir / "mymod.py"), *fig], plugin_dir, env)
+    data = json.loads((plugin_dir / "f" / "figure1.json").read_text())
+    assert list(data["methods"]) == ["clip_ucb"] and data["methods"]["clip_ucb"]["label"] == "clip-UCB"
+
+
+@pytest.mark.slow
+def test_an_installed_plugin_runs_in_the_benchmark_without_plugin_options(plugin_dir, tmp_path_factory):
+    _dist_info(plugin_dir, "mine = mymod")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")  # not the plugin's directory: found as installed
+    names = ["--algorithms", "clip_ucb", "--adversaries", "optimal_arm", "--noises", "laplace"]
+    _run_cli(["bench", *BENCH_TINY, *names, "--out", "b"], elsewhere, _cli_env(plugin_dir))
+    info = json.loads((elsewhere / "b" / "bench.json").read_text())
+    assert info["settings"]["algorithms"] == ["clip_ucb"]
+
+
+@pytest.mark.slow
+def test_the_extension_guide_s_examples_run(isolated):
+    """docs/own-environment.md's Python blocks, in order in one namespace: the pool stream, the Laplace
+    family and the optimal-arm adversary pass check_environment, and their registrations join the
+    benchmark's axes."""
+    from test_docs import python_blocks
+
+    namespace: dict = {}
+    for code in python_blocks((ROOT / "docs" / "own-environment.md").read_text()):
+        exec(compile(code, "docs/own-environment.md", "exec"), namespace)
+    settings = bench.make_settings(quick=True)
+    assert "optimal_arm" in settings.adversaries and "laplace" in settings.noises
