@@ -40,6 +40,16 @@ METHOD = (
 )
 
 
+def _where(low: float, high: float, value: float) -> str:
+    """``"below"``, ``"contains"`` or ``"above"``: where the interval [low, high] lies relative to
+    ``value``."""
+    if high < value:
+        return "below"
+    if low > value:
+        return "above"
+    return "contains"
+
+
 class SlopeFit(NamedTuple):
     """A fitted line: ``slope`` with its bootstrap interval [``ci_low``, ``ci_high``] at ``level`` and
     bootstrap standard error ``stderr``; ``intercept`` (a on the log scale, α on the linear one); the
@@ -66,11 +76,7 @@ class SlopeFit(NamedTuple):
 
     def compare(self, value: float) -> str:
         """``"below"``, ``"contains"`` or ``"above"``: where the interval lies relative to ``value``."""
-        if self.ci_high < value:
-            return "below"
-        if self.ci_low > value:
-            return "above"
-        return "contains"
+        return _where(self.ci_low, self.ci_high, value)
 
 
 def _check(x, Y, name: str, *, positive_x: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -204,11 +210,7 @@ class WindowFit(NamedTuple):
 
     def compare(self, value: float) -> str:
         """``"below"``, ``"contains"`` or ``"above"``: the combined interval relative to ``value``."""
-        if self.ci_high < value:
-            return "below"
-        if self.ci_low > value:
-            return "above"
-        return "contains"
+        return _where(self.ci_low, self.ci_high, value)
 
     def as_dict(self) -> dict:
         return {
