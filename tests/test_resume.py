@@ -356,9 +356,12 @@ def test_ctrl_c_is_one_line_saying_how_to_go_on(monkeypatch, capsys, command, th
 
 
 def test_a_real_sigint_prints_no_traceback(tmp_path):
-    """SIGINT delivered to the process (as Ctrl-C sends it) while the command runs."""
+    """SIGINT delivered to the process (as Ctrl-C sends it) while the command runs. The child restores
+    Python's own SIGINT handler first, as a process started from a terminal has it: started from a
+    background job, as a CI runner may start the suite, it inherits SIGINT ignored and would not see it."""
     code = (
         "import os, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from jaxbandit import cli\n"
         "from jaxbandit.experiments import demo\n"
         "demo.run_demo = lambda *a, **k: (os.kill(os.getpid(), signal.SIGINT), [0 for _ in range(10**6)])\n"
