@@ -58,6 +58,24 @@ def load_previous(rev: str):
     return importlib.import_module("jaxbandit_previous")
 
 
+def sweep_options(lib, **fields) -> dict:
+    """The keyword arguments that make ``lib.sweep`` execute with ``fields`` (``jb.ExecutionOptions``'
+    fields; None: the backend's default): ``{"options": lib.ExecutionOptions(...)}``, or ``{}`` when every
+    field is None. ``lib`` may be a revision from :func:`load_previous` older than ``ExecutionOptions``:
+    there each field is that revision's module constant of the same name in capitals
+    (``runner.sweep.CPU_WORKERS``), set here, the only way that code takes it, and ``{}`` is returned."""
+    fields = {k: v for k, v in fields.items() if v is not None}
+    if not fields:
+        return {}
+    if hasattr(lib, "ExecutionOptions"):
+        return {"options": lib.ExecutionOptions(**fields)}
+    for name, value in fields.items():
+        if not hasattr(lib.runner.sweep, name.upper()):
+            raise ValueError(f"{name}={value!r} is invalid for {lib.__name__}: it has no such setting")
+        setattr(lib.runner.sweep, name.upper(), value)
+    return {}
+
+
 def null_agent(lib=jb) -> Algorithm:
     """Pulls arm 0 and only sums its rewards: with it a simulation costs exactly the environment's own
     sampling (contexts, noise, adversary) — the bound no simulator of this setting can beat. ``lib``: the

@@ -85,3 +85,36 @@ def test_experiments_use_no_private_name():
 
 def test_benchmarks_use_no_private_name():
     assert _offenders("benchmarks") == {}
+
+
+def _top_level_names(source: str) -> set[str]:
+    """The names a module's top level binds: functions, classes, assignments and imports."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def test_every_name_a_benchmark_takes_from_common_is_defined_there():
+    """``common.NAME`` in a script that ``common.py`` does not define fails only when that script runs:
+    read from the sources instead, so that a renamed or lost helper fails here."""
+    defined = _top_level_names((ROOT / "benchmarks" / "common.py").read_text())
+    missing = {}
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        used = {
+            node.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            if node.value.id == "common"
+        }
+        if used - defined:
+            missing[path.name] = sorted(used - defined)
+    assert missing == {}
