@@ -348,7 +348,7 @@ def load_result(file: Path):
     import zipfile
 
     from jaxbandit.report.analysis import check_result
-    from jaxbandit.report.results import SweepResult, result_format
+    from jaxbandit.report.results import SweepResult, error_reason, result_format
 
     file = Path(file)
     fmt = result_format(file)
@@ -367,8 +367,7 @@ def load_result(file: Path):
     except ImportError as err:  # xarray, zarr or h5netcdf missing: the message names the extra
         raise ValueError(f"FILE={str(file)!r} cannot be read: {err}") from None
     except Exception as err:  # numpy, zipfile, json, h5py and zarr each raise their own kinds
-        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result ({reason})") from None
+        raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result ({error_reason(err)})") from None
     try:
         return check_result(result, name="FILE")
     except ValueError as err:

@@ -185,6 +185,12 @@ def _exchange(a: Path, b: Path) -> bool:
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
+def error_reason(err: BaseException) -> str:
+    """The first line of ``err``'s message, or its type's name when it has none: the reason a refusal of
+    a damaged or foreign file quotes."""
+    return str(err).splitlines()[0] if str(err) else type(err).__name__
+
+
 def atomic_write_json(path, obj) -> None:
     """Write ``obj`` as indented JSON, atomically."""
     text = json.dumps(obj, indent=2, sort_keys=True, default=_json_default).encode()
@@ -595,7 +601,7 @@ def _reading(path: Path) -> Iterator[None]:
     except FileNotFoundError:
         raise
     except Exception as err:  # the readers' kinds: BadZipFile, EOFError, OSError, KeyError, RuntimeError, ...
-        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        reason = error_reason(err)
         raise ValueError(
             f"{str(path)!r} is damaged or not a jaxbandit result ({type(err).__name__}: {reason}); write it "
             "again with SweepResult.save or jb.sweep"

@@ -25,7 +25,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from ..report.results import atomic_savez
+from ..report.results import atomic_savez, error_reason
 from . import fingerprint as fingerprint_lib
 
 _KEY_PREFIX = "carry_key/"
@@ -172,7 +172,7 @@ def _reading(path: Path) -> Iterator:
 
 
 def _damaged(path: Path, err: BaseException) -> ValueError:
-    reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+    reason = error_reason(err)
     return ValueError(
         f"checkpoint={str(path.parent)!r} holds {path.name}, which is damaged or not a jaxbandit checkpoint "
         f"({type(err).__name__}: {reason}); to start over, pass overwrite=True to jb.sweep or delete it"

@@ -231,7 +231,7 @@ def verify_written(path: Path) -> None:
         try:
             values = np.asarray(group[entry["field"]][region])
         except Exception as err:  # a missing array, a chunk that does not decompress, ...
-            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            reason = R.error_reason(err)
             raise ValueError(
                 f"out={str(path)!r} is damaged: {where} cannot be read ({reason}); {fix}"
             ) from None
