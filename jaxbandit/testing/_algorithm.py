@@ -34,6 +34,7 @@ from ._common import (
     _at,
     _check_leaves,
     _check_name,
+    _compiled,
     _extreme_problem,
     _first_difference,
     _first_line,
@@ -66,7 +67,7 @@ class _Case:
         self.data = _problem(SEED, horizon, num_arms, dim)
         self.keys = [_agent_key(SEED + i) for i in range(EAGER_KEYS)]
         self.key = self.keys[0]
-        self.run = jax.jit(functools.partial(_run, alg))
+        self.run = _compiled(functools.partial(_run, alg))
         self._reference: Any = None
         self.device_reference: Any = None
         self._eager_first: Any = None
@@ -322,7 +323,7 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
         )
         rounds = np.arange(case.horizon)
         select_keys = _select_keys(case.key, case.horizon)
-        select = jax.jit(jax.vmap(lambda s, X, k: select_action(alg, s, X, k)))
+        select = _compiled(jax.vmap(lambda s, X, k: select_action(alg, s, X, k)))
         contexts = np.asarray(data.contexts)
         chosen = contexts[rounds, actions]
         equal = np.broadcast_to(chosen[:, None, :], contexts.shape)
@@ -489,7 +490,7 @@ def _check_traceable_hyperparameters(rep: _Report, case: _Case) -> None:
         traces[0] += 1
         return _run(factory(p), data, key)
 
-    run = jax.jit(traced)
+    run = _compiled(traced)
     try:
         out = _host(run(_as_traced_args(params), case.data, case.key))
     except Exception as err:  # a tracer error, or anything a traced factory raises
@@ -548,7 +549,7 @@ def _check_vmap_bitwise(rep: _Report, case: _Case) -> None:
         data = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *datas)
         params = {k: jnp.asarray([p[k] for p in lanes], float_dtype()) for k in case.params}
         keys = jnp.stack([_agent_key(s) for s in seeds])
-        batch = _host(jax.jit(jax.vmap(traced))(params, data, keys))
+        batch = _host(_compiled(jax.vmap(traced))(params, data, keys))
         lane = _at(batch, LANE)
         try:
             chex.assert_trees_all_equal(alone, lane)

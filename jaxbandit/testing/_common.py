@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core.dtypes import float_dtype
 from ..core.linalg import dot
+from ..core.lowering.xla_options import library_jit
 from ..core.types import Algorithm, select_action, update_state
 from ..runner.simulate import AGENT_KEY
 
@@ -263,6 +264,12 @@ def _step(alg: Algorithm, state, contexts, theta, eta, nu, agent_key, t):
     action = select_action(alg, state, contexts, k_select)
     x = contexts[action]
     return action, update_state(alg, state, x, dot(x, theta) + eta, nu, k_update)
+
+
+def _compiled(fun):
+    """``fun`` jitted as ``jb.simulate`` and ``jb.sweep`` compile their programs (the library's compiler
+    options and lowering, ``library_jit``), so that a property is checked on the program a sweep runs."""
+    return library_jit(())(fun)
 
 
 def _run(alg: Algorithm, data: _Data, agent_key: Array):

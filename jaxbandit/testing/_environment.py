@@ -23,6 +23,7 @@ from ._common import (
     _at,
     _check_leaves,
     _check_name,
+    _compiled,
     _first_difference,
     _first_line,
     _host,
@@ -102,8 +103,8 @@ class _EnvCase:
         self.env, self.horizon = env, horizon
         self.key = jax.random.key(SEED)
         self.init_key = jax.random.split(self.key)[0]  # the key init_carry gives stream.init
-        self.init = jax.jit(functools.partial(init_carry, _NO_LEARNER, env))
-        self.rounds = jax.jit(functools.partial(_env_rounds, env))
+        self.init = _compiled(functools.partial(init_carry, _NO_LEARNER, env))
+        self.rounds = _compiled(functools.partial(_env_rounds, env))
         self._carry = self._device_reference = self._reference = None
 
     @property
@@ -466,8 +467,8 @@ def _check_env_vmap_bitwise(rep: _Report, case: _EnvCase) -> None:
     with rep.guard(prop):
         keys = jnp.stack([jax.random.key(SEED if i == LANE else SEED + 10 + i) for i in range(BATCH)])
         rounds, active = _padded(0, case.horizon, case.horizon)
-        carries = jax.jit(jax.vmap(case.init))(keys)  # apart from the rounds, as for the run alone
-        carry, out = jax.jit(jax.vmap(case.rounds, in_axes=(0, None, None)))(carries, rounds, active)
+        carries = _compiled(jax.vmap(case.init))(keys)  # apart from the rounds, as for the run alone
+        carry, out = _compiled(jax.vmap(case.rounds, in_axes=(0, None, None)))(carries, rounds, active)
         batch = _host((carry, *out))
         for i in range(BATCH):
             alone = case.reference if i == LANE else _host(case.run(case.init(keys[i]), 0, case.horizon))
