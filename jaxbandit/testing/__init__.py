@@ -20,10 +20,11 @@ one, the first failing round (numbered from 1: round t + 1 is the runner's 0-bas
     check_algorithm(make_alg): property 'tie_lowest_index' failed in round 7: ...
 
 They raise ``ValueError`` for bad arguments before doing any work. Everything is drawn from fixed seeds,
-so a check is reproducible. A check compiles a handful of small programs and runs some rounds eagerly:
-on a busy 2-core CPU the first check of a fresh process took 12–29 s for an O(1)-per-round algorithm and
-13–17 s for an environment, 75–105 s for GAdaOFUL and Heavy-OFUL, whose eager updates compile their
-solvers' loops on every call (``benchmarks/check_times.py``, ``docs/benchmarks/check_times.json``).
+so a check is reproducible. A check compiles a handful of small programs (with the library's compiler
+options, as ``jb.simulate`` and ``jb.sweep`` compile theirs) and runs some rounds eagerly: on a 2-core
+CPU the first check of a fresh process took 9–15 s for an O(1)-per-round algorithm, 10–14 s for an
+environment, 29–35 s for GAdaOFUL and Heavy-OFUL, whose eager updates compile their solvers' loops on
+every call (``benchmarks/check_times.py``, ``docs/benchmarks/check_times.json``).
 Example::
 
     import jaxbandit as jb
