@@ -79,7 +79,7 @@ def pytest_unconfigure(config):
 
 
 def _totals(rows: list[dict]) -> dict:
-    out = collections.Counter()
+    out = collections.Counter({field: 0.0 for field in EVENTS} | {f[:-2] + "s": 0 for f in EVENTS})
     for r in rows:
         out.update({k: v for k, v in r.items() if k != "test"})
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in sorted(out.items())}
