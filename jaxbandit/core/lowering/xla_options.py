@@ -232,7 +232,10 @@ def _shared_statics(jitted: jax.stages.Wrapped, statics: tuple, options: tuple, 
     compiles), and its program identified by its StableHLO text, which holds every constant (closed-over
     values included), with its input and output trees, the compiler options and the arguments' devices.
     Equal texts are the same computation, so the earlier statics give the same values, and equal trees
-    the same Python results."""
+    the same Python results. A function without static arguments has nothing to share: ``jit`` finds its
+    program by the arguments' types alone."""
+    if not statics:
+        return args
     leaves, tree = jax.tree.flatten([a for i, a in enumerate(args) if i not in statics])
     given = tuple(args[i] for i in statics)
     shardings = tuple(getattr(x, "sharding", None) for x in leaves)
