@@ -17,6 +17,7 @@ import collections
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,8 @@ EVENTS = {
     "lower_s": "/jax/core/compile/jaxpr_to_mlir_module_duration",
     "compile_s": "/jax/core/compile/backend_compile_duration",
 }
+#: Each field's count of events: traces, lowers, compiles.
+COUNTS = {field: field[:-2] + "s" for field in EVENTS}
 _RECORDS = "JAXBANDIT_SUITE_TIME_RECORDS"  # the folder the workers write their tests' records to
 _START = pytest.StashKey[tuple]()  # the controller's (start time, records folder)
 
@@ -50,7 +53,7 @@ class _Recorder:
             for field, name in EVENTS.items():
                 if event == name:
                     self.current[field] += duration
-                    self.current[field[:-2] + "s"] += 1
+                    self.current[COUNTS[field]] += 1
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
@@ -63,8 +66,9 @@ class _Recorder:
 
 
 def pytest_configure(config):
-    if not hasattr(config, "workerinput"):  # the controller: a folder for the workers, a clock
-        folder = Path(os.environ.setdefault(_RECORDS, tempfile.mkdtemp(prefix="jaxbandit-suite-time-")))
+    if not hasattr(config, "workerinput"):  # the controller: a fresh folder (workers inherit it), a clock
+        folder = Path(tempfile.mkdtemp(prefix="jaxbandit-suite-time-"))
+        os.environ[_RECORDS] = str(folder)
         config.stash[_START] = (time.perf_counter(), folder)
     config.pluginmanager.register(_Recorder(Path(os.environ[_RECORDS])), "suite_time_recorder")
 
@@ -75,17 +79,18 @@ def pytest_unconfigure(config):
     start, folder = config.stash[_START]
     wall = time.perf_counter() - start
     tests = [json.loads(line) for f in sorted(folder.glob("*.jsonl")) for line in f.read_text().splitlines()]
-    _write(tests, wall, os.cpu_count())
+    shutil.rmtree(folder, ignore_errors=True)
+    _write(tests, wall)
 
 
 def _totals(rows: list[dict]) -> dict:
-    out = collections.Counter({field: 0.0 for field in EVENTS} | {f[:-2] + "s": 0 for f in EVENTS})
+    out = collections.Counter({field: 0.0 for field in EVENTS} | {count: 0 for count in COUNTS.values()})
     for r in rows:
         out.update({k: v for k, v in r.items() if k != "test"})
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in sorted(out.items())}
 
 
-def _write(tests: list[dict], wall: float, cpus: int | None) -> None:
+def _write(tests: list[dict], wall: float) -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     import common
 
@@ -109,11 +114,10 @@ def _write(tests: list[dict], wall: float, cpus: int | None) -> None:
         "slowest_tests": sorted(tests, key=lambda t: -t["wall_s"])[:30],
     }
     path = common.write_json("suite_time", payload)
-    compiled = total.get("compile_s", 0.0)
     print(
-        f"\nsuite_time: {len(tests)} tests, run {wall:.0f} s wall, {cpu:.0f} s CPU on {cpus} cores; "
-        f"tests {total['wall_s']:.0f} s, of them XLA compiling {compiled:.0f} s "
-        f"({total.get('compiles', 0)} programs) in the test processes"
+        f"\nsuite_time: {len(tests)} tests, run {wall:.0f} s wall, {cpu:.0f} s CPU on {os.cpu_count()} "
+        f"cores; tests {total['wall_s']:.0f} s, of them XLA compiling {total['compile_s']:.0f} s "
+        f"({total['compiles']} programs) in the test processes"
     )
     common.print_table(files[:15], [("file", ""), ("tests", "d"), ("wall_s", ".0f"), ("compile_s", ".0f")])
     print(f"wrote {path}")
