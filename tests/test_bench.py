@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import fast_compile_env
 
 import jaxbandit as jb
 from jaxbandit import cli
@@ -539,12 +540,15 @@ def test_bench_command_line(tmp_path):
     args = [sys.executable, "-m", "jaxbandit", "bench", "--quick", "--out", str(out), "--no-progress"]
     tiny = ["--horizon", "30", "--seeds", "2", "--tune-seeds", "1", "--algorithms", "cw_oful",
             "--noises", "gaussian", "empirical", "--adversaries", "none", "targeted"]  # fmt: skip
-    done = subprocess.run(args + tiny, capture_output=True, text=True, timeout=600)
+    env = fast_compile_env()
+    done = subprocess.run(args + tiny, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "## Ranking — tuned constants" in done.stdout
     assert (out / "report.md").exists() and (out / "frontier.png").exists()
-    again = subprocess.run(args + tiny, capture_output=True, text=True, timeout=600)
+    again = subprocess.run(args + tiny, capture_output=True, text=True, env=env, timeout=600)
     assert again.returncode == 2 and "pass --resume" in again.stderr
-    bad = subprocess.run(args + ["--adversaries", "evil"], capture_output=True, text=True, timeout=600)
+    bad = subprocess.run(
+        args + ["--adversaries", "evil"], capture_output=True, text=True, env=env, timeout=600
+    )
     assert bad.returncode == 2
     assert "error: adversaries=['evil'] is invalid: choose from ['none', 'flip'" in bad.stderr

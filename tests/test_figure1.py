@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import fast_compile_env
 
 import jaxbandit as jb
 from jaxbandit import cli, figure1
@@ -23,13 +24,9 @@ HORIZON, SEEDS = 60, 2
 
 
 def _cli(*args, fast_compile=True):
-    env = dict(
-        os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    )
-    if fast_compile:  # a tiny run is all XLA compilation; this level compiles ~3x faster
-        env["XLA_FLAGS"] = " ".join(
-            filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])
-        )
+    env = fast_compile_env()
+    if not fast_compile:
+        env["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "")
     return subprocess.run(
         [sys.executable, "-m", "jaxbandit", *args], capture_output=True, text=True, env=env, timeout=600
     )

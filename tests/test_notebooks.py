@@ -11,6 +11,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
+from conftest import fast_compile_env
 from nbclient import NotebookClient
 
 import jaxbandit as jb
@@ -51,17 +52,13 @@ def executed(tmp_path_factory):
         for name in NAMES:
             out = tmp_path_factory.mktemp(name.split(".")[0])
             env = dict(
-                os.environ,
+                fast_compile_env(),
                 JAXBANDIT_NOTEBOOK_HORIZON=str(HORIZON),
                 JAXBANDIT_NOTEBOOK_SEEDS=str(SEEDS),
                 JAXBANDIT_NOTEBOOK_OUT=str(out),
                 JAXBANDIT_NOTEBOOK_ALGORITHMS="oful",
                 JAXBANDIT_NOTEBOOK_NOISES="gaussian,empirical",
                 PYDEVD_DISABLE_FILE_VALIDATION="1",
-                # At T = 32 a run is all XLA compilation; this level compiles ~3x faster.
-                XLA_FLAGS=" ".join(
-                    filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])
-                ),
             )
             nb = nbformat.read(NOTEBOOKS / name, as_version=4)
             client = NotebookClient(

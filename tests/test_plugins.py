@@ -3,7 +3,6 @@ plugins (``--plugin MODULE``, the ``jaxbandit.plugins`` entry points), and a use
 through jb.testing, jb.sweep, the benchmark and Figure 1."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import fast_compile_env
 
 import jaxbandit as jb
 from jaxbandit.agents.registry import ALGORITHMS
@@ -127,14 +127,6 @@ def isolated(monkeypatch):
 def plugin_dir(tmp_path):
     (tmp_path / "mymod.py").write_text(PLUGIN)
     return tmp_path
-
-
-def _cli_env(*paths):
-    return dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join([str(ROOT), *map(str, paths), os.environ.get("PYTHONPATH", "")]),
-        XLA_FLAGS=" ".join(filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])),
-    )
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -313,7 +305,11 @@ def test_import_jaxbandit_loads_no_plugin(plugin_dir):
     _dist_info(plugin_dir, "mine = mymod")
     code = "import sys, jaxbandit; print('mymod' in sys.modules, jaxbandit.plugins._installed_loaded)"
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=_cli_env(plugin_dir), timeout=300
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=fast_compile_env(plugin_dir),
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]
@@ -377,7 +373,7 @@ BENCH_TINY = ["--quick", "--horizon", "20", "--seeds", "2", "--tune-seeds", "1",
 
 @pytest.mark.slow
 def test_a_plugin_runs_in_the_benchmark_and_figure1_from_the_command_line(plugin_dir):
-    env = _cli_env()
+    env = fast_compile_env()
     names = ["--algorithms", "clip_ucb,oful", "--adversaries", "none", "optimal_arm", "--noises", "laplace"]
     _run_cli(["bench", "--plugin", "mymod", *BENCH_TINY, *names, "--out", "b"], plugin_dir, env)
     info = json.loads((plugin_dir / "b" / "bench.json").read_text())
@@ -398,7 +394,7 @@ def test_an_installed_plugin_runs_in_the_benchmark_without_plugin_options(plugin
     _dist_info(plugin_dir, "mine = mymod")
     elsewhere = tmp_path_factory.mktemp("elsewhere")  # not the plugin's directory: found as installed
     names = ["--algorithms", "clip_ucb", "--adversaries", "optimal_arm", "--noises", "laplace"]
-    _run_cli(["bench", *BENCH_TINY, *names, "--out", "b"], elsewhere, _cli_env(plugin_dir))
+    _run_cli(["bench", *BENCH_TINY, *names, "--out", "b"], elsewhere, fast_compile_env(plugin_dir))
     info = json.loads((elsewhere / "b" / "bench.json").read_text())
     assert info["settings"]["algorithms"] == ["clip_ucb"]
 

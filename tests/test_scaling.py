@@ -3,13 +3,13 @@ data with a known exponent, its argument checks, its plan of sweeps, and a tiny 
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import fast_compile_env
 
 import jaxbandit as jb
 from jaxbandit import cli
@@ -325,11 +325,7 @@ def test_cli_errors_are_one_line_with_status_2(capsys):
 
 @pytest.mark.slow
 def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
-    env = dict(
-        os.environ,
-        PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
-        XLA_FLAGS=" ".join(filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])),
-    )
+    env = fast_compile_env()
     args = ["--algorithms", "oful", "--horizons", "30,60", "--eps", "0.5,1", "--budgets", "0,5,10"]
     args += ["--dims", "5,10", "--seeds", "3", "--out", str(tmp_path), "--no-progress"]
     proc = subprocess.run(
