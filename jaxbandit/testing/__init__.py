@@ -5,7 +5,7 @@ factory from example hyperparameters) on small synthetic problems and checks the
 ``jaxbandit.core.types``: its state keeps one structure, shape and dtype; ``select`` returns an int32 arm
 in [0, K); ``select`` and ``update`` are pure (traced twice afresh they give the same program, called
 twice eagerly the same outputs); ties go to the lowest index; eager calls choose what the jitted run
-chooses, over runs with several keys; a run is bitwise the same alone and inside a ``vmap`` batch; its
+chooses, over runs with several keys (a randomised algorithm); a run is bitwise the same alone and inside a ``vmap`` batch; its
 state stays finite under ±inf and huge rewards; every hyperparameter may be traced (a sweep's grid axis)
 without recompiling; and ``uses_revealed_nu`` tells the truth. ``check_environment(env)`` checks a stream
 (shapes, dtypes, means = contexts·θ*, the stream a function of (key, θ*, t) alone) and its adversary
