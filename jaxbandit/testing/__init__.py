@@ -5,13 +5,13 @@ factory from example hyperparameters) on small synthetic problems and checks the
 ``jaxbandit.core.types``: its state keeps one structure, shape and dtype; ``select`` returns an int32 arm
 in [0, K); ``select`` and ``update`` are pure (traced twice afresh they give the same program, called
 twice eagerly the same outputs); ties go to the lowest index; eager calls choose what the jitted run
-chooses, over runs with several keys (a randomised algorithm); a run is bitwise the same alone and inside a ``vmap`` batch; its
-state stays finite under ±inf and huge rewards; every hyperparameter may be traced (a sweep's grid axis)
-without recompiling; and ``uses_revealed_nu`` tells the truth. ``check_environment(env)`` checks a stream
-(shapes, dtypes, means = contexts·θ*, the stream a function of (key, θ*, t) alone) and its adversary
-(pure as the stream is: the same program traced twice, the same output called twice, eager equal to
-jitted over a run; finite feedback, reward = mean + η + c, the declared budget), and the pair bitwise
-equal under ``vmap`` and chunking.
+chooses, over runs with several keys (for a randomised algorithm); a run is bitwise the same alone and
+inside a ``vmap`` batch; its state stays finite under ±inf and huge rewards; every hyperparameter may be
+traced (a sweep's grid axis) without recompiling; and ``uses_revealed_nu`` tells the truth.
+``check_environment(env)`` checks a stream (shapes, dtypes, means = contexts·θ*, the stream a function
+of (key, θ*, t) alone) and its adversary (pure as the stream is: the same program traced twice, the same
+output called twice, eager equal to jitted over a run; finite feedback, reward = mean + η + c, the
+declared budget), and the pair bitwise equal under ``vmap`` and chunking.
 
 Both return None when every property holds and raise ``AssertionError`` on the first that fails, with a
 message naming the checker, the algorithm or environment, the property's short id and, where there is
