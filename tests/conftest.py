@@ -39,11 +39,8 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    # (xdist hands out the files by their number of tests, most first, whatever their order here)
     if config.getoption("--run-slow"):
-        # Files holding slow tests first: xdist hands out files in this order, so the longest ones start
-        # early and the run does not end waiting on one worker.
-        slow_files = {item.path for item in items if "slow" in item.keywords}
-        items.sort(key=lambda item: item.path not in slow_files)
         return
     skip = pytest.mark.skip(reason="slow: run with --run-slow (the README's test command does)")
     for item in items:
