@@ -7,6 +7,8 @@ The 10⁶-round measurement, and float32-vs-float64 regret over seeds on long ru
 regret in distribution on short runs).
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -102,8 +104,10 @@ def test_float32_inverse_stays_accurate_over_a_long_horizon(name):
 T_X, D_X, K_X = 300, 5, 6
 
 
-def _streams():
-    """Replayed scenarios, one vmap axis: (noise `[T]`, adversary budget, the algorithm's C)."""
+@functools.cache
+def _scenarios():
+    """Replayed scenarios, one vmap axis: (label, noise `[T]`, adversary budget, the algorithm's C).
+    Drawn when first needed, not when pytest imports the file (every xdist worker does)."""
     rng = np.random.default_rng(0)
     sign = np.where(np.arange(T_X) % 2 == 0, 1.0, -1.0)
     spikes = np.where(np.arange(T_X) % 37 == 5, 1e30, 0.0) + 0.1 * rng.normal(size=T_X)
@@ -127,9 +131,6 @@ def _streams():
         for budget, C in ((0.0, 0.0), (np.inf, 10.0), (np.inf, 1e30), (1e30, 1e30)):
             scenarios.append((f"{name}, flip({budget:g}), C={C:g}", eta, budget, C))
     return scenarios
-
-
-SCENARIOS = _streams()
 
 
 def _contexts():
@@ -169,9 +170,10 @@ def test_state_stays_finite_under_extreme_input(alg_name):
     from jaxbandit.runner.simulate import init_carry, rollout
 
     X, th = _contexts()
-    etas = jnp.asarray(np.stack([s[1] for s in SCENARIOS]), jnp.float32)
-    budgets = jnp.asarray([s[2] for s in SCENARIOS], jnp.float32)
-    Cs = jnp.asarray([s[3] for s in SCENARIOS], jnp.float32)
+    scenarios = _scenarios()
+    etas = jnp.asarray(np.stack([s[1] for s in scenarios]), jnp.float32)
+    budgets = jnp.asarray([s[2] for s in scenarios], jnp.float32)
+    Cs = jnp.asarray([s[3] for s in scenarios], jnp.float32)
 
     @jax.jit
     @jax.vmap
@@ -189,7 +191,7 @@ def test_state_stays_finite_under_extreme_input(alg_name):
         return carry.alg_state, traj
 
     state, traj = run(etas, budgets, Cs)
-    for i, (label, *_rest) in enumerate(SCENARIOS):
+    for i, (label, *_rest) in enumerate(scenarios):
         for path, leaf in jax.tree_util.tree_leaves_with_path(state):  # nested states too (TOFU's history)
             assert np.all(np.isfinite(np.asarray(leaf[i]))), (alg_name, label, jax.tree_util.keystr(path))
         assert np.all(np.isfinite(np.asarray(traj.regret[i]))), (alg_name, label)
