@@ -39,7 +39,8 @@ def pytest_unconfigure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    # (xdist hands out the files by their number of tests, most first, whatever their order here)
+    """Tests marked slow are skipped without ``--run-slow``. (The order is left as collected:
+    pytest-xdist hands the files to its workers by their number of tests, most first.)"""
     if config.getoption("--run-slow"):
         return
     skip = pytest.mark.skip(reason="slow: run with --run-slow (the README's test command does)")
