@@ -2,6 +2,7 @@
 the axes that can by tracing the environment, never merges streams that differ, and still gives every
 run bitwise what it gives alone."""
 
+import functools
 import re
 import warnings
 
@@ -89,6 +90,25 @@ def test_shared_and_unshared_runs_are_bitwise_the_runs_alone():
                         )
 
 
+LAYOUT_GRIDS = {
+    "grid": {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]},
+    "lone": {"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]},
+}
+LAYOUT_SWEEP = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
+
+
+@functools.cache
+def _cpu_layout():
+    """The sweeps of ``LAYOUT_GRIDS`` in the CPU's layout, and the lone grid's seed 8 run alone by
+    ``jb.simulate``: what every other layout must give (computed once for all of them)."""
+    in_step = {name: jb.sweep(make_alg, make_env, g, **LAYOUT_SWEEP) for name, g in LAYOUT_GRIDS.items()}
+    p = {n: jnp.float32(v[0]) for n, v in LAYOUT_GRIDS["lone"].items()}
+    alone = jax.jit(
+        lambda p: jb.simulate(make_alg(p), make_env(p), jax.random.fold_in(jax.random.key(0), 8), horizon=T)
+    )(p)
+    return in_step, alone
+
+
 @pytest.mark.parametrize(
     "ahead, runs_minor, by_component, peel",
     [(5, True, False, 1), (25, False, True, 0), (0, False, False, 0), (0, True, True, 0)],
@@ -103,12 +123,9 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(ahead, runs_minor, by_componen
     Newton step of the projection and three of the Student-t sampler made before their loops
     (``peeled_newton_steps``, ``peeled_rejection_steps``) too; with the runs minor, the sphere's uniforms
     drawn shaped, as on a GPU (``flat_sphere_bits``)."""
-    grid = {"C": [5.0], "beta_scale": [0.05, 0.5], "df": [2.5, 4.0], "S": [1.0]}
-    lone = {"C": [5.0], "beta_scale": [0.5], "df": [4.0], "S": [1.0]}
-    kw = dict(horizon=T, seeds=[3, 8], record="all", chunk_size=25)
     assert jax.default_backend() == "cpu"
-    in_step = {name: jb.sweep(make_alg, make_env, g, **kw) for name, g in (("grid", grid), ("lone", lone))}
-    kw["options"] = jb.ExecutionOptions(
+    in_step, alone = _cpu_layout()
+    options = jb.ExecutionOptions(
         draw_ahead=ahead,
         runs_minor=runs_minor,
         contexts_by_component=by_component,
@@ -116,14 +133,10 @@ def test_other_chunk_layouts_are_bitwise_the_cpus(ahead, runs_minor, by_componen
         peeled_rejection_steps=3 * peel,
         flat_sphere_bits=not runs_minor,  # shaped, as on a GPU
     )
-    for name, g in (("grid", grid), ("lone", lone)):
-        drawn_ahead = jb.sweep(make_alg, make_env, g, **kw)
+    for name, g in LAYOUT_GRIDS.items():
+        drawn_ahead = jb.sweep(make_alg, make_env, g, options=options, **LAYOUT_SWEEP)
         for field in in_step[name].data:
             np.testing.assert_array_equal(drawn_ahead.data[field], in_step[name].data[field])
-    p = {n: jnp.float32(v[0]) for n, v in lone.items()}
-    alone = jax.jit(
-        lambda p: jb.simulate(make_alg(p), make_env(p), jax.random.fold_in(jax.random.key(0), 8), horizon=T)
-    )(p)
     for field in ("regret", "action", "corruption"):
         np.testing.assert_array_equal(
             drawn_ahead.data[field][0, 0, 0, 0, 1], np.asarray(getattr(alone, field))
