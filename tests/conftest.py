@@ -49,16 +49,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def fast_compile_env(*paths) -> dict:
-    """The environment of a command-line subprocess whose test checks what it writes and prints, not
-    bits: this checkout and ``paths`` on ``PYTHONPATH``, and XLA's optimisation level 0 (a tiny run is
-    all compilation; this level compiles ~3x faster, and rounds some fused arithmetic differently)."""
+def cli_env(*paths, fast_compile: bool = True) -> dict:
+    """The environment of a command-line subprocess: this checkout and ``paths`` on ``PYTHONPATH``, and,
+    for a test that checks what it writes and prints, not bits (``fast_compile``), XLA's optimisation
+    level 0 (a tiny run is all compilation; this level compiles ~3x faster, and rounds some fused
+    arithmetic differently)."""
     root = Path(__file__).resolve().parents[1]
-    return dict(
+    env = dict(
         os.environ,
         PYTHONPATH=os.pathsep.join(filter(None, [str(root), *map(str, paths), os.environ.get("PYTHONPATH")])),
-        XLA_FLAGS=" ".join(filter(None, [os.environ.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])),
     )
+    if fast_compile:
+        env["XLA_FLAGS"] = " ".join(
+            filter(None, [env.get("XLA_FLAGS"), "--xla_backend_optimization_level=0"])
+        )
+    return env
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import fast_compile_env
+from conftest import cli_env
 
 import jaxbandit as jb
 from jaxbandit import cli
@@ -540,7 +540,7 @@ def test_bench_command_line(tmp_path):
     args = [sys.executable, "-m", "jaxbandit", "bench", "--quick", "--out", str(out), "--no-progress"]
     tiny = ["--horizon", "30", "--seeds", "2", "--tune-seeds", "1", "--algorithms", "cw_oful",
             "--noises", "gaussian", "empirical", "--adversaries", "none", "targeted"]  # fmt: skip
-    env = fast_compile_env()
+    env = cli_env()
     done = subprocess.run(args + tiny, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "## Ranking — tuned constants" in done.stdout

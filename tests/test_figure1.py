@@ -4,7 +4,6 @@ committed tuned constants it reads, and one-line errors for bad arguments."""
 import hashlib
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import fast_compile_env
+from conftest import cli_env
 
 import jaxbandit as jb
 from jaxbandit import cli, figure1
@@ -24,9 +23,7 @@ HORIZON, SEEDS = 60, 2
 
 
 def _cli(*args, fast_compile=True):
-    env = fast_compile_env()
-    if not fast_compile:
-        env["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "")
+    env = cli_env(fast_compile=fast_compile)
     return subprocess.run(
         [sys.executable, "-m", "jaxbandit", *args], capture_output=True, text=True, env=env, timeout=600
     )

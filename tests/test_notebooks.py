@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import numpy as np
 import pytest
-from conftest import fast_compile_env
+from conftest import cli_env
 from nbclient import NotebookClient
 
 import jaxbandit as jb
@@ -52,7 +52,7 @@ def executed(tmp_path_factory):
         for name in NAMES:
             out = tmp_path_factory.mktemp(name.split(".")[0])
             env = dict(
-                fast_compile_env(),
+                cli_env(),
                 JAXBANDIT_NOTEBOOK_HORIZON=str(HORIZON),
                 JAXBANDIT_NOTEBOOK_SEEDS=str(SEEDS),
                 JAXBANDIT_NOTEBOOK_OUT=str(out),

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import fast_compile_env
+from conftest import cli_env
 
 import jaxbandit as jb
 from jaxbandit.agents.registry import ALGORITHMS
@@ -308,7 +308,7 @@ def test_import_jaxbandit_loads_no_plugin(plugin_dir):
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
-        env=fast_compile_env(plugin_dir),
+        env=cli_env(plugin_dir),
         timeout=300,
     )
     assert out.returncode == 0, out.stderr
@@ -373,7 +373,7 @@ BENCH_TINY = ["--quick", "--horizon", "20", "--seeds", "2", "--tune-seeds", "1",
 
 @pytest.mark.slow
 def test_a_plugin_runs_in_the_benchmark_and_figure1_from_the_command_line(plugin_dir):
-    env = fast_compile_env()
+    env = cli_env()
     names = ["--algorithms", "clip_ucb,oful", "--adversaries", "none", "optimal_arm", "--noises", "laplace"]
     _run_cli(["bench", "--plugin", "mymod", *BENCH_TINY, *names, "--out", "b"], plugin_dir, env)
     info = json.loads((plugin_dir / "b" / "bench.json").read_text())
@@ -394,7 +394,7 @@ def test_an_installed_plugin_runs_in_the_benchmark_without_plugin_options(plugin
     _dist_info(plugin_dir, "mine = mymod")
     elsewhere = tmp_path_factory.mktemp("elsewhere")  # not the plugin's directory: found as installed
     names = ["--algorithms", "clip_ucb", "--adversaries", "optimal_arm", "--noises", "laplace"]
-    _run_cli(["bench", *BENCH_TINY, *names, "--out", "b"], elsewhere, fast_compile_env(plugin_dir))
+    _run_cli(["bench", *BENCH_TINY, *names, "--out", "b"], elsewhere, cli_env(plugin_dir))
     info = json.loads((elsewhere / "b" / "bench.json").read_text())
     assert info["settings"]["algorithms"] == ["clip_ucb"]
 

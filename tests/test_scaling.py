@@ -5,11 +5,10 @@ import json
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fast_compile_env
+from conftest import cli_env
 
 import jaxbandit as jb
 from jaxbandit import cli
@@ -17,9 +16,6 @@ from jaxbandit.experiments import scaling
 from jaxbandit.experiments.figure1 import load_tuned
 from jaxbandit.experiments.scaling import fit as F
 from jaxbandit.experiments.scaling import settings as S
-
-ROOT = Path(__file__).resolve().parents[1]
-
 
 # --- fits: closed forms ------------------------------------------------------------------------------
 
@@ -325,7 +321,7 @@ def test_cli_errors_are_one_line_with_status_2(capsys):
 
 @pytest.mark.slow
 def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
-    env = fast_compile_env()
+    env = cli_env()
     args = ["--algorithms", "oful", "--horizons", "30,60", "--eps", "0.5,1", "--budgets", "0,5,10"]
     args += ["--dims", "5,10", "--seeds", "3", "--out", str(tmp_path), "--no-progress"]
     proc = subprocess.run(
