@@ -65,7 +65,8 @@ class _Case:
         self.factory, self.params, self.alg = factory, params, alg
         self.dim, self.num_arms, self.horizon = dim, num_arms, horizon
         self.data = _problem(SEED, horizon, num_arms, dim)
-        self.keys = [_agent_key(SEED + i) for i in range(EAGER_KEYS)]
+        # a deterministic algorithm is never passed a key: its runs under other keys are the same run
+        self.keys = [_agent_key(SEED + i) for i in range(EAGER_KEYS if alg.randomized else 1)]
         self.key = self.keys[0]
         self.run = _compiled(functools.partial(_run, alg))
         self._reference: Any = None
@@ -369,8 +370,7 @@ def _check_jit_equals_eager(rep: _Report, case: _Case) -> None:
     with rep.guard(prop):
         contexts = np.asarray(data.contexts)
         initial = alg.init()
-        keys = case.keys if alg.randomized else case.keys[:1]
-        for i, key in enumerate(keys):
+        for i, key in enumerate(case.keys):
             device = case.device_reference if i == 0 else case.run(data, key)
             actions = np.asarray(device[0])
             n = min(EAGER_SELECT_ROUNDS, case.horizon)
@@ -381,7 +381,7 @@ def _check_jit_equals_eager(rep: _Report, case: _Case) -> None:
                 if eager != actions[t]:
                     rep.fail(
                         prop,
-                        f"in run {i + 1} of {len(keys)} (agent key {i + 1}), select chose arm {eager} "
+                        f"in run {i + 1} of {len(case.keys)} (agent key {i + 1}), select chose arm {eager} "
                         f"eagerly but arm {int(actions[t])} under jax.jit, from the same state and key: it "
                         "must compute the same traced and untraced (no branch on isinstance(x, "
                         "jax.core.Tracer))",
