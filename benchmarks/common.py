@@ -6,7 +6,6 @@ import concurrent.futures
 import importlib
 import io
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import jaxbandit as jb
 from jaxbandit.core.types import Algorithm
+from jaxbandit.experiments.common import device_info, versions
 from jaxbandit.report.results import atomic_write_json
 
 D, K = 10, 20  # the paper's setting
@@ -126,28 +126,13 @@ def interleaved_best(fns: dict, repeats=3) -> dict:
     return best
 
 
-def cpu_model() -> str | None:
-    """The CPU's model name as Linux reports it (``/proc/cpuinfo``), or None elsewhere."""
-    try:
-        lines = Path("/proc/cpuinfo").read_text().splitlines()
-    except OSError:
-        return None
-    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), None)
-
-
 def machine() -> dict:
-    dev = jax.devices()[0]
+    """The devices, machine and package versions a benchmark ran on (what the experiments record beside
+    their results), with the 1-minute load average at the end: the machines are shared, and what else ran
+    shows there."""
     return {
-        "platform": dev.platform,
-        "device": getattr(dev, "device_kind", str(dev)),
-        "devices": jax.device_count(),
-        "cpu_count": os.cpu_count(),
-        "processor": platform.processor() or platform.machine(),
-        "cpu_model": cpu_model(),
-        "python": platform.python_version(),
-        "jax": jax.__version__,
-        "x64": bool(jax.config.jax_enable_x64),
-        # the machines are shared: what else ran shows in the 1-minute load average at the end
+        **device_info(),
+        "versions": versions(),
         "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 

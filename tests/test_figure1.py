@@ -111,6 +111,10 @@ def test_writes_the_figure_the_curves_and_the_settings(made):
     assert meta["versions"]["jax"] == jax.__version__ and meta["versions"]["jaxlib"] == jaxlib.__version__
     assert meta["versions"]["numpy"] == np.__version__ and meta["versions"]["jaxbandit"] == jb.__version__
     assert meta["device"]["backend"] == jax.default_backend()
+    # the CPU model, where Linux names it: machines of one core count differ 2.5x in speed
+    cpuinfo = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    if "model name" in cpuinfo:
+        assert meta["device"]["cpu_model"] and f": {meta['device']['cpu_model']}\n" in cpuinfo
     assert meta["wall_seconds"]["total"] > 0
     assert meta["command"].startswith("python -m jaxbandit figure1 --horizon 60")
     # the summary printed: one regret row per curve
