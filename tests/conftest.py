@@ -24,10 +24,10 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    """One persistent XLA compilation cache for the whole session: both xdist workers and every
+    """One persistent XLA compilation cache for the whole test run: both xdist workers and every
     subprocess a test starts (CLI, notebooks, README) compile many of the same programs, and a cached
     executable is the one the compiler would have produced (the cache is keyed by the program, the
-    compile options and the versions). A fresh directory per session, so no run reuses an earlier one's."""
+    compile options and the versions). A fresh directory per run, so no run reuses an earlier one's."""
     if not hasattr(config, "workerinput"):  # the controller; workers and subprocesses inherit the variable
         os.environ["JAX_COMPILATION_CACHE_DIR"] = tempfile.mkdtemp(prefix="jaxbandit-tests-xla-")
     jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])

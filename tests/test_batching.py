@@ -52,7 +52,7 @@ def _while_carries(jaxpr, depth=0, found=None):
     found = [] if found is None else found
     for eqn in jaxpr.eqns:
         if eqn.primitive.name == "jaxbandit_straggler_loop":
-            lowered = functools.partial(batching._straggler_loop, **eqn.params)
+            lowered = functools.partial(batching._expanded_call, **eqn.params)
             _while_carries(jax.make_jaxpr(lowered)(*(v.aval for v in eqn.invars)).jaxpr, depth, found)
             continue
         inner = depth

@@ -374,15 +374,22 @@ def _lanes_merged(primitive: jex.core.Primitive) -> Callable:
     return rule
 
 
-def _straggler_loop(*args, loop, tree, carry, lanes):
-    """What the primitive computes (its lowering, and its value outside ``jit``): ``_Loop.expanded``."""
-    closed = loop.expanded(tree, lanes, tuple(jax.typeof(a) for a in args))
+def _expanded_call(*args, tree, lanes, **params):
+    """What a primitive of this module computes (its lowering, and its value outside ``jit``): the
+    :meth:`_PerLane.expanded` form of its one ``_PerLane`` parameter (``loop`` or ``branches``)."""
+    (per_lane,) = (v for v in params.values() if isinstance(v, _PerLane))
+    closed = per_lane.expanded(tree, lanes, tuple(jax.typeof(a) for a in args))
     return jex.core.jaxpr_as_fun(closed)(*args)
 
 
-_STRAGGLER_LOOP_P.def_impl(_straggler_loop)
-vmap_rules.primitive_batchers[_STRAGGLER_LOOP_P] = _lanes_merged(_STRAGGLER_LOOP_P)
-mlir.register_lowering(_STRAGGLER_LOOP_P, mlir.lower_fun(_straggler_loop, multiple_results=True))
+def _register_per_lane(primitive: jex.core.Primitive) -> None:
+    """``primitive``'s value outside ``jit``, its batching rule and its lowering."""
+    primitive.def_impl(_expanded_call)
+    vmap_rules.primitive_batchers[primitive] = _lanes_merged(primitive)
+    mlir.register_lowering(primitive, mlir.lower_fun(_expanded_call, multiple_results=True))
+
+
+_register_per_lane(_STRAGGLER_LOOP_P)
 
 
 class _Branches(_PerLane):
@@ -442,15 +449,7 @@ def _cond_any_abstract(*avals, branches, tree, lanes):
     return [a.update(shape=(lanes, *a.shape)) if lanes else a for a in branches.out_types]
 
 
-def _cond_any(*args, branches, tree, lanes):
-    """What the primitive computes (its lowering, and its value outside ``jit``): ``_Branches.expanded``."""
-    closed = branches.expanded(tree, lanes, tuple(jax.typeof(a) for a in args))
-    return jex.core.jaxpr_as_fun(closed)(*args)
-
-
-_COND_ANY_P.def_impl(_cond_any)
-vmap_rules.primitive_batchers[_COND_ANY_P] = _lanes_merged(_COND_ANY_P)
-mlir.register_lowering(_COND_ANY_P, mlir.lower_fun(_cond_any, multiple_results=True))
+_register_per_lane(_COND_ANY_P)
 
 
 def _batched_result(out):
