@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -481,6 +482,69 @@ def test_a_stopped_streamed_sweep_resumes_into_the_same_store(in_memory, tmp_pat
     assert saves == [32, 40]  # only algorithm 1's last two chunks ran again
     assert_same(in_memory, resumed)
     assert_same(in_memory, jb.SweepResult.load(out))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="names an fsync'ed descriptor by /proc")
+@pytest.mark.parametrize("flush", ["syncfs", "fsync"])
+def test_no_power_loss_leaves_a_checkpoint_ahead_of_the_store(tmp_path, monkeypatch, flush):
+    """When a checkpoint is written, every file and directory of the store is on the disk as it is then
+    (flushed since it last changed: the chunks the checkpoint says are done included), and each
+    checkpoint's rename into place is flushed with its directory. Watched from outside the code: each
+    ``fsync``'s path (``/proc/self/fd``) and the file's modification time at that moment; a ``syncfs``
+    (Linux: one call for the file system) flushes every file as it is then. With ``flush="fsync"``, the
+    file-by-file way of a system without ``syncfs``."""
+    out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
+    events = []  # ("fsync", path, mtime_ns) and ("replace", target), in order
+    real_fsync, real_replace, real_save, real_syncfs = (
+        os.fsync,
+        os.replace,
+        checkpoint_lib.save,
+        results.syncfs,
+    )
+    if flush == "syncfs" and not real_syncfs(tmp_path):
+        pytest.skip("no syncfs here")
+
+    def syncfs(path):
+        if flush == "fsync":
+            return False
+        assert real_syncfs(path)
+        device = os.stat(path).st_dev
+        events.extend(
+            ("fsync", p, p.stat().st_mtime_ns) for p in [out, *out.rglob("*")] if p.stat().st_dev == device
+        )
+        return True
+
+    # a store is built in a temporary directory beside it, then renamed: the same files
+    built_as = re.compile(r"\.s\.zarr\.[A-Za-z0-9_]{8}\.tmp")
+
+    def fsync(fd):
+        path = built_as.sub("s.zarr", os.readlink(f"/proc/self/fd/{fd}"))
+        events.append(("fsync", Path(path), os.fstat(fd).st_mtime_ns))
+        real_fsync(fd)
+
+    def replace(src, dst):
+        real_replace(src, dst)
+        events.append(("replace", Path(dst)))
+
+    checked = []
+
+    def save(path, **kw):
+        flushed = {(e[1], e[2]) for e in events if e[0] == "fsync"}
+        on_disk = [p for p in [out, *out.rglob("*")] if not p.name.endswith(".lock")]
+        assert on_disk and {(p, p.stat().st_mtime_ns) for p in on_disk} <= flushed
+        checked.append(kw["next_round"])
+        real_save(path, **kw)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(checkpoint_lib, "save", save)
+    monkeypatch.setattr(results, "syncfs", syncfs)
+    streamed(out, checkpoint=ckpt)
+    assert checked == [16, 32, 40]
+    replaced = [i for i, e in enumerate(events) if e[0] == "replace" and e[1].parent == ckpt]
+    assert len(replaced) >= 3  # one checkpoint file or more per chunk
+    for i in replaced:
+        assert any(e[0] == "fsync" and e[1] == ckpt for e in events[i + 1 :]), events[i]
 
 
 def test_a_stopped_lockstep_sweep_resumes_from_its_one_checkpoint(in_memory, tmp_path, monkeypatch):

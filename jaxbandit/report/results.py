@@ -62,9 +62,9 @@ def atomic_path(path) -> Iterator[Path]:
         )
         try:
             yield tmp
-            with open(tmp, "rb+") as f:
-                os.fsync(f.fileno())
+            fsync_paths([tmp])
             os.replace(tmp, path)
+            _fsync_dir(path.parent)  # the rename, too, survives a power loss
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
@@ -158,6 +158,31 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+def fsync_paths(paths) -> None:
+    """Flush each of ``paths`` to the disk: a file's data, or a directory's entries (where the platform
+    can open a directory)."""
+    for path in paths:
+        if os.path.isdir(path):
+            _fsync_dir(Path(path))
+        else:
+            with open(path, "rb+") as f:
+                os.fsync(f.fileno())
+
+
+def syncfs(path) -> bool:
+    """Flush every file of the file system that holds ``path`` to the disk, in one call (Linux
+    ``syncfs``); False where that is not available (then :func:`fsync_paths` of what was written)."""
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (AttributeError, OSError, TypeError):
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        return call(fd) == 0
+    finally:
+        os.close(fd)
+
+
 def _fsync_dir(path: Path) -> None:
     with contextlib.suppress(OSError):  # not every platform can open a directory
         fd = os.open(path, os.O_RDONLY)
@@ -169,10 +194,7 @@ def _fsync_dir(path: Path) -> None:
 
 def _fsync_tree(root: Path) -> None:
     for dirpath, _, files in os.walk(root):
-        for name in files:
-            with open(os.path.join(dirpath, name), "rb+") as f:
-                os.fsync(f.fileno())
-        _fsync_dir(Path(dirpath))
+        fsync_paths([*(os.path.join(dirpath, name) for name in files), dirpath])
 
 
 def _exchange(a: Path, b: Path) -> bool:

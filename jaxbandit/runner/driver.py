@@ -56,9 +56,12 @@ def open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept, over
     return writer, writer.store_id if writer is not None else (attrs or {}).get(store_lib.STORE_ID_ATTR)
 
 
-def write_chunks(writer, plan, rounds_kept, leads, t0: int, kept: list[dict]) -> None:
+def write_chunks(
+    writer, plan, rounds_kept, leads, t0: int, kept: list[dict], *, durable: bool = False
+) -> None:
     """Write one chunk's kept rounds (per algorithm, fields `[S_padded, G, k]`, rounds from ``t0`` on) into
-    the store, algorithm i at the leading index ``leads[i]``."""
+    the store, algorithm i at the leading index ``leads[i]``; ``durable`` (a checkpointed sweep, whose
+    checkpoint comes next): flushed to the disk, so that no power loss leaves a checkpoint ahead of it."""
     if writer is None:
         return
     first = int(np.searchsorted(rounds_kept - 1, t0))
@@ -69,6 +72,8 @@ def write_chunks(writer, plan, rounds_kept, leads, t0: int, kept: list[dict]) ->
             arr = plan.to_grid_order(value)  # [*grid, seed, k]
             region = lead_index + (slice(None),) * (arr.ndim - 1) + (slice(first, first + arr.shape[-1]),)
             writer.write(field, region, arr)
+    if durable:
+        writer.sync()
 
 
 def finish_store(writer, path) -> SweepResult:

@@ -18,11 +18,14 @@ the same store and ends with the arrays an uninterrupted run writes. Each region
 (``jaxbandit_journal.jsonl``: its place and the SHA-256 of its values) until the manifest replaces the
 journal, and a resumed sweep first reads every journaled region back and checks it (a complete store:
 its manifest), so a chunk deleted or damaged while the sweep was stopped is found, not built upon.
+Before each checkpoint the store's new chunks and journal are flushed to the disk (:meth:`StoreWriter.sync`),
+so not even a power loss leaves a checkpoint ahead of its store.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import uuid
@@ -121,6 +124,8 @@ class StoreWriter:
         self._group = zarr.open_group(str(path), mode="r+", **fresh)
         self._arrays: dict = {}
         self._complete = bool(self._group.attrs.get(R.COMPLETE_ATTR, False))
+        self._unsynced: set[Path] = set()  # the files and directories written since the last `sync`
+        self._chunk_names: dict = {}  # per array: (its chunk shape, its dimension_separator)
 
     @classmethod
     def open(
@@ -171,6 +176,32 @@ class StoreWriter:
         entry = {"field": field, "region": bounds, "sha256": _values_digest(values)}
         with open(self.path / JOURNAL, "a") as f:
             f.write(json.dumps(entry) + "\n")
+        self._unsynced.update(self._chunk_files(field, bounds))
+        self._unsynced.update([self.path / field, self.path / JOURNAL, self.path])
+
+    def sync(self) -> None:
+        """Flush to the disk what was written since the last call (chunks, their directories, the journal
+        and the metadata): called before each checkpoint, which must never be ahead of the store it
+        names, even across a power loss. One ``syncfs`` where Linux has it, else an ``fsync`` of each
+        (`benchmarks/durable_store.py`: 1.02x and 1.38x a sweep flushing nothing)."""
+        if R.syncfs(self.path):
+            self._unsynced.clear()
+            return
+        dirs = [p for p in self._unsynced if p.is_dir()]
+        meta = [d / name for d in dirs for name in (".zarray", *_ZARR_METADATA) if (d / name).is_file()]
+        files = sorted(p for p in {*self._unsynced, *meta} if not p.is_dir())
+        R.fsync_paths([*files, *sorted(dirs, key=lambda d: -len(d.parts))])  # a directory after its files
+        self._unsynced.clear()
+
+    def _chunk_files(self, field: str, bounds: list) -> list[Path]:
+        """The chunk files of ``field`` that the region ``bounds`` (`[start, stop)` per axis) lies in, as
+        zarr format 2 names them (chunk indices joined by the array's ``dimension_separator``)."""
+        if field not in self._chunk_names:
+            meta = json.loads((self.path / field / ".zarray").read_text())
+            self._chunk_names[field] = meta["chunks"], meta.get("dimension_separator") or "."
+        chunks, sep = self._chunk_names[field]
+        ranges = [range(a // c, -(-b // c)) for (a, b), c in zip(bounds, chunks)]
+        return [self.path / field / sep.join(map(str, idx)) for idx in itertools.product(*ranges)]
 
     def _create(self, field: str, dtype):
         kw = dict(shape=self.sizes, chunks=self.chunks, dtype=dtype, fill_value=None)

@@ -294,7 +294,9 @@ def sweep(
             sink = None
             if out_path is not None:
                 leads = [(index,) if lead else () for index in indices]
-                sink = functools.partial(driver.write_chunks, writer, plan, rounds_kept, leads)
+                sink = functools.partial(
+                    driver.write_chunks, writer, plan, rounds_kept, leads, durable=ckpt_dir is not None
+                )
             kept = driver.run_algorithms(
                 tuple(make_algs[n] for n in group),
                 make_env,
