@@ -19,6 +19,7 @@ from jaxbandit.report import results
 from jaxbandit.report.results import LazyArray
 from jaxbandit.runner import checkpoint as checkpoint_lib
 from jaxbandit.runner import driver
+from jaxbandit.runner import store as store_lib
 
 matplotlib.use("Agg")
 xr = pytest.importorskip("xarray")
@@ -517,21 +518,27 @@ def test_no_power_loss_leaves_a_checkpoint_ahead_of_the_store(tmp_path, monkeypa
     # a store is built in a temporary directory beside it, then renamed: the same files
     built_as = re.compile(r"\.s\.zarr\.[A-Za-z0-9_]{8}\.tmp")
 
+    def flushed():
+        return {(e[1], e[2]) for e in events if e[0] == "fsync"}
+
     def fsync(fd):
-        path = built_as.sub("s.zarr", os.readlink(f"/proc/self/fd/{fd}"))
-        events.append(("fsync", Path(path), os.fstat(fd).st_mtime_ns))
+        path = Path(built_as.sub("s.zarr", os.readlink(f"/proc/self/fd/{fd}")))
+        if path == out / store_lib.JOURNAL:  # what it lists is on the disk already
+            values = [p for p in out.rglob("*") if p.is_file() and p != path]
+            assert {(p, p.stat().st_mtime_ns) for p in values} <= flushed()
+            journaled.append(len(path.read_text().splitlines()))
+        events.append(("fsync", path, os.fstat(fd).st_mtime_ns))
         real_fsync(fd)
 
     def replace(src, dst):
         real_replace(src, dst)
         events.append(("replace", Path(dst)))
 
-    checked = []
+    checked, journaled = [], []
 
     def save(path, **kw):
-        flushed = {(e[1], e[2]) for e in events if e[0] == "fsync"}
         on_disk = [p for p in [out, *out.rglob("*")] if not p.name.endswith(".lock")]
-        assert on_disk and {(p, p.stat().st_mtime_ns) for p in on_disk} <= flushed
+        assert on_disk and {(p, p.stat().st_mtime_ns) for p in on_disk} <= flushed()
         checked.append(kw["next_round"])
         real_save(path, **kw)
 
@@ -541,6 +548,7 @@ def test_no_power_loss_leaves_a_checkpoint_ahead_of_the_store(tmp_path, monkeypa
     monkeypatch.setattr(results, "syncfs", syncfs)
     streamed(out, checkpoint=ckpt)
     assert checked == [16, 32, 40]
+    assert journaled == [10, 20, 30]  # a region per chunk, field and algorithm
     replaced = [i for i, e in enumerate(events) if e[0] == "replace" and e[1].parent == ckpt]
     assert len(replaced) >= 3  # one checkpoint file or more per chunk
     for i in replaced:

@@ -28,9 +28,10 @@ from .program import Statics, init_streams, run_chunk
 Array = jax.Array
 
 
-def open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept, overwrite=False):
+def open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept, overwrite=False, durable=False):
     """``(writer, store id)``, before anything runs: every process checks ``path``, process 0 creates or
-    reopens the store (the others' writer is None) and they all read its id."""
+    reopens the store (the others' writer is None; ``durable``: a checkpointed sweep's, see
+    :meth:`~jaxbandit.runner.store.StoreWriter.sync`) and they all read its id."""
     store_lib.check_existing(path, finger, overwrite=overwrite)
     multi = jax.process_count() > 1
     if multi:
@@ -49,6 +50,7 @@ def open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept, over
             resume=resume,
             round_chunk=int(per_chunk),
             overwrite=overwrite,
+            durable=durable,
         )
     if multi:
         multihost_utils.sync_global_devices("jaxbandit.sweep out opened")
@@ -56,12 +58,10 @@ def open_store(path, dims, coords, meta, finger, resume, plan, rounds_kept, over
     return writer, writer.store_id if writer is not None else (attrs or {}).get(store_lib.STORE_ID_ATTR)
 
 
-def write_chunks(
-    writer, plan, rounds_kept, leads, t0: int, kept: list[dict], *, durable: bool = False
-) -> None:
+def write_chunks(writer, plan, rounds_kept, leads, t0: int, kept: list[dict]) -> None:
     """Write one chunk's kept rounds (per algorithm, fields `[S_padded, G, k]`, rounds from ``t0`` on) into
-    the store, algorithm i at the leading index ``leads[i]``; ``durable`` (a checkpointed sweep, whose
-    checkpoint comes next): flushed to the disk, so that no power loss leaves a checkpoint ahead of it."""
+    the store, algorithm i at the leading index ``leads[i]``; a durable writer's (a checkpointed sweep's,
+    whose checkpoint comes next) flushed to the disk, so that no power loss leaves a checkpoint ahead."""
     if writer is None:
         return
     first = int(np.searchsorted(rounds_kept - 1, t0))
@@ -72,7 +72,7 @@ def write_chunks(
             arr = plan.to_grid_order(value)  # [*grid, seed, k]
             region = lead_index + (slice(None),) * (arr.ndim - 1) + (slice(first, first + arr.shape[-1]),)
             writer.write(field, region, arr)
-    if durable:
+    if writer.durable:
         writer.sync()
 
 

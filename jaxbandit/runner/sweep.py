@@ -287,6 +287,7 @@ def sweep(
                     plan,
                     rounds_kept,
                     overwrite,
+                    durable=ckpt_dir is not None,
                 )
         per_alg = []
         for indices, name in zip(groups, files):
@@ -294,9 +295,7 @@ def sweep(
             sink = None
             if out_path is not None:
                 leads = [(index,) if lead else () for index in indices]
-                sink = functools.partial(
-                    driver.write_chunks, writer, plan, rounds_kept, leads, durable=ckpt_dir is not None
-                )
+                sink = functools.partial(driver.write_chunks, writer, plan, rounds_kept, leads)
             kept = driver.run_algorithms(
                 tuple(make_algs[n] for n in group),
                 make_env,
