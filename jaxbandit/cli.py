@@ -10,7 +10,7 @@ subcommands.
   tune the constants ``figure1 --constants tuned --tuned-file FILE`` reads
   (``jaxbandit.experiments.figure1.tune``);
 - ``jaxbandit bench [--quick] [--out DIR] [--algorithms ...] [--adversaries ...] [--noises ...]
-  [--device gpu] [--resume]``: the robustness benchmark (``jaxbandit.experiments.bench``);
+  [--stream NAME] [--device gpu] [--resume]``: the robustness benchmark (``jaxbandit.experiments.bench``);
 - ``jaxbandit scaling [--quick] [--out DIR] [--algorithms A B ...] [--seeds N]``: exponents of regret in
   T, C and d against the theory (``jaxbandit.experiments.scaling.run``).
 
@@ -18,9 +18,9 @@ Every list option takes its values space- or comma-separated (``--algorithms ofu
 ``--algorithms oful,cw_oful``). The subcommands that take names (``figure1``, ``tune-figure1``,
 ``bench``, ``scaling``) take ``--plugin MODULE`` (repeatable): a module name (the current directory is
 searched first) or a ``.py`` file, imported before the arguments are read, so that the algorithms,
-adversaries and noise families it registers are valid names; the ``jaxbandit.plugins`` entry points of
-installed distributions are loaded at start (``jb.plugins``). Progress bars are shown when stderr is a
-terminal, unless ``--progress``/``--no-progress`` says otherwise.
+adversaries, noise families and streams it registers are valid names; the ``jaxbandit.plugins`` entry
+points of installed distributions are loaded at start (``jb.plugins``). Progress bars are shown when
+stderr is a terminal, unless ``--progress``/``--no-progress`` says otherwise.
 
 Every ``ValueError`` from bad input (a plugin that fails to import too), and every argument error,
 becomes a one-line ``error: ...`` message and exit status 2; Ctrl-C (SIGINT), a
@@ -169,9 +169,9 @@ def _add_bench_parser(sub) -> None:
         "bench",
         help="the robustness benchmark: every algorithm x adversary x noise x C x eps x seeds",
         description=f"Every registered algorithm against every registered adversary ({adversaries}) at "
-        f"a grid of C, and every registered noise family ({noises}) at a grid of eps, with theory "
-        "constants and with constants tuned on disjoint seeds over all scenarios together. Writes "
-        "results (.npz, and .nc with xarray), report.md and figures to --out.",
+        f"a grid of C, and every registered noise family ({noises}) at a grid of eps, on one registered "
+        "stream, with theory constants and with constants tuned on disjoint seeds over all scenarios "
+        "together. Writes results (.npz, and .nc with xarray), report.md and figures to --out.",
     )
     bench.add_argument(
         "--quick",
@@ -183,6 +183,13 @@ def _add_bench_parser(sub) -> None:
     _add_list(bench, "--algorithms", help="registered algorithms (default: every one)")
     _add_list(bench, "--adversaries", help="registered adversaries (default: every one)")
     _add_list(bench, "--noises", help="registered noise families (default: every one)")
+    bench.add_argument(
+        "--stream",
+        default="linear",
+        metavar="NAME",
+        help=f"the registered stream every scenario draws θ*, the contexts and η_t from (one of: "
+        f"{', '.join(registry.streams())})",
+    )
     bench.add_argument(
         "--horizon",
         type=_positive_int,
@@ -408,6 +415,7 @@ def run_bench_command(args) -> None:
         horizon=args.horizon,
         seeds=args.seeds,
         tune_seeds=args.tune_seeds,
+        stream=args.stream,
     )
     devices = bench.backend_devices(args.device)
     bench.run_bench(settings, args.out, resume=args.resume, progress=args.progress, devices=devices)

@@ -6,9 +6,11 @@ benchmark and the tests read; nothing else keeps a list of them.
 - adversaries: :class:`AdversarySpec` (how to build one at a corruption level C), read by
   :func:`adversaries` and :func:`adversary`: the benchmark's attack axis;
 - noise families: :class:`NoiseSpec` (how to build one at a moment order ε), read by :func:`noises` and
-  :func:`noise`: the benchmark's noise axis.
+  :func:`noise`: the benchmark's noise axis;
+- streams: :class:`StreamSpec` (how to build one for the benchmark's problem from a noise family), read
+  by :func:`streams` and :func:`stream`: the benchmark's ``--stream``.
 
-:func:`register` files any of the three specs. The library's modules register their own when imported;
+:func:`register` files any of the four specs. The library's modules register their own when imported;
 a user's module registers its own when imported too, and joins the command line with ``--plugin MODULE``
 or the ``jaxbandit.plugins`` entry-point group (``jb.plugins``), loaded the first time a registry is
 read.
@@ -26,7 +28,17 @@ from .agents.registry import (
     names,
 )
 from .core.registry import register
-from .envs.registry import AdversarySpec, NoiseSpec, adversaries, adversary, noise, noises
+from .envs.registry import (
+    AdversarySpec,
+    NoiseSpec,
+    StreamSpec,
+    adversaries,
+    adversary,
+    noise,
+    noises,
+    stream,
+    streams,
+)
 
 __all__ = [
     "BETA_SCALES",
@@ -37,6 +49,7 @@ __all__ = [
     "Hyperparameters",
     "NoiseSpec",
     "Problem",
+    "StreamSpec",
     "adversaries",
     "adversary",
     "algorithm",
@@ -45,4 +58,6 @@ __all__ = [
     "noise",
     "noises",
     "register",
+    "stream",
+    "streams",
 ]

@@ -16,20 +16,21 @@ from conftest import cli_env
 import jaxbandit as jb
 from jaxbandit.agents.registry import ALGORITHMS
 from jaxbandit.core import plugins
-from jaxbandit.envs.registry import ADVERSARIES, NOISES
+from jaxbandit.envs.registry import ADVERSARIES, NOISES, STREAMS
 from jaxbandit.experiments import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: A user's module, written where the package cannot see it: an algorithm, an adversary and a noise
-#: family, each registered when the module is imported.
+#: A user's module, written where the package cannot see it: an algorithm, an adversary, a noise
+#: family and a stream, each registered when the module is imported.
 PLUGIN = '''
-"""A user's plugin: an algorithm, an adversary and a noise family, registered when imported."""
+"""A user's plugin: an algorithm, an adversary, a noise family and a stream, registered when imported."""
 
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.scipy.special import gammaln
 
 import jaxbandit as jb
@@ -84,6 +85,27 @@ def laplace(scale=1.0):
     return jb.noise.NoiseFamily("laplace", sample, moment_bound, float("inf"))
 
 
+def unit_pool(size, dim):
+    """`size` fixed unit vectors of R^dim `[size, dim]`."""
+    pool = np.random.default_rng(11).normal(size=(size, dim))
+    return pool / np.linalg.norm(pool, axis=1, keepdims=True)
+
+
+def pool_stream(dim, num_arms, *, noise, size=30):
+    """Each round's contexts drawn without replacement from `unit_pool(size, dim)`."""
+    pool = jnp.asarray(unit_pool(size, dim), jnp.result_type(float))
+
+    def draw(key, theta_star, t):
+        k_arms, k_noise = jax.random.split(key)
+        X = pool[jax.random.choice(k_arms, size, (num_arms,), replace=False)]
+        eta, _ = noise.sample(k_noise, t)
+        nu = jnp.full((), jnp.nan, X.dtype)
+        return jb.Round(contexts=X, means=jb.linalg.dot(X, theta_star), eta=eta, nu=nu)
+
+    init = lambda key: jb.envs.uniform_sphere(key, (dim,), 1.0)
+    return jb.Stream(init, draw, dim, num_arms, reveals_nu=False)
+
+
 jb.registry.register(
     jb.registry.AlgorithmSpec(
         name="clip_ucb",
@@ -105,13 +127,18 @@ jb.registry.register(
 jb.registry.register(
     jb.registry.NoiseSpec("laplace", lambda e: laplace(1.0), lambda e: "Laplace(0, 1)", heavy_tailed=False)
 )
+jb.registry.register(
+    jb.registry.StreamSpec(
+        "pool", lambda dim, k, noise: pool_stream(dim, k, noise=noise), "contexts from a pool of 30"
+    )
+)
 '''
 
 
 @pytest.fixture
 def isolated(monkeypatch):
     """Registrations and loaded plugins last for the test only (the registries are process-wide)."""
-    for registry in (ALGORITHMS, ADVERSARIES, NOISES):
+    for registry in (ALGORITHMS, ADVERSARIES, NOISES, STREAMS):
         monkeypatch.setattr(registry, "_specs", dict(registry._specs))
     monkeypatch.setattr(plugins, "_files", {})
     monkeypatch.setattr(plugins, "_installed_loaded", False)
@@ -189,6 +216,11 @@ def test_the_targeted_scenario_steers_to_a_fixed_unit_vector():
             jb.registry.NoiseSpec("x", lambda e: None, str, heavy_tailed="yes"),
             r"heavy_tailed='yes' is invalid",
         ),
+        (
+            jb.registry.StreamSpec("x", None, ""),
+            r"build=None is invalid: it must be a function \(dim, num_arms",
+        ),
+        (jb.registry.StreamSpec("x", lambda d, k, n: None, 3), r"description=3 is invalid: it must be a str"),
     ],
 )
 def test_register_refuses_a_spec_its_readers_could_not_use(isolated, spec, match):
@@ -201,6 +233,8 @@ def test_an_unknown_name_lists_the_registered_ones_and_the_plugin_route():
         jb.registry.adversary("evil")
     with pytest.raises(ValueError, match=r"noise='x' is invalid: .*--plugin MODULE"):
         jb.registry.noise("x")
+    with pytest.raises(ValueError, match=r"stream='x' is invalid: registered streams are \('linear'"):
+        bench.make_settings(quick=True, stream="x")
 
 
 def test_registered_scenarios_join_the_benchmark_axes(isolated, plugin_dir):
@@ -213,6 +247,39 @@ def test_registered_scenarios_join_the_benchmark_axes(isolated, plugin_dir):
     noises = bench.noise_settings(settings)
     assert noises[-1].name == "laplace(ε=1)"  # every moment finite: ε = 1 only
     assert noises[-1].nu == pytest.approx(2.0**0.5)  # Laplace(0, 1): E η² = Γ(3) = 2
+    assert settings.stream == "linear"  # the paper's unless told
+
+
+def test_a_registered_stream_is_the_one_every_scenario_of_the_benchmark_draws(isolated, plugin_dir):
+    """``stream="pool"``: the benchmark's environment draws each round's contexts from the plugin's pool
+    (every context a row of it, none twice in a round), with the scenario's noise family and adversary."""
+    module = plugins.load(str(plugin_dir / "mymod.py"))
+    settings = bench.make_settings(quick=True, stream="pool", noises=("laplace",), adversaries=("flip",))
+    scen = bench.scenarios(settings)
+    env = bench.environment_factory(scen)({"noise": 0.0, "attack": 0.0})
+    pool = module.unit_pool(30, 10).astype(np.float32)
+    theta = env.stream.init(jax.random.key(0))
+    for t in range(3):
+        rnd = env.stream.draw(jax.random.key(t), theta, jnp.int32(t))
+        X = np.asarray(rnd.contexts)
+        rows = [int(np.argmin(np.linalg.norm(pool - x, axis=1))) for x in X]
+        np.testing.assert_array_equal(X, pool[rows])
+        assert len(set(rows)) == 20
+
+
+def test_the_registered_linear_stream_is_jb_envs_linear():
+    """The benchmark's default stream runs bitwise as ``jb.envs.linear`` (the results it reported before
+    streams were registered)."""
+    noise, adversary = jb.noise.student_t(3.0), jb.corruption.flip(5.0)
+    stream = jb.registry.stream("linear").build(4, 6, noise)
+    env = jb.Environment(stream, adversary)
+    alg = jb.oful(30, 4)
+    a = jb.simulate(alg, env, jax.random.key(3), horizon=30)
+    b = jb.simulate(
+        alg, jb.envs.linear(4, 6, noise=noise, corruption=adversary), jax.random.key(3), horizon=30
+    )
+    for field in ("regret", "action", "corruption"):
+        np.testing.assert_array_equal(np.asarray(getattr(a, field)), np.asarray(getattr(b, field)))
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -375,12 +442,17 @@ BENCH_TINY = ["--quick", "--horizon", "20", "--seeds", "2", "--tune-seeds", "1",
 def test_a_plugin_runs_in_the_benchmark_and_figure1_from_the_command_line(plugin_dir):
     env = cli_env()
     names = ["--algorithms", "clip_ucb,oful", "--adversaries", "none", "optimal_arm", "--noises", "laplace"]
+    names += ["--stream", "pool"]
     _run_cli(["bench", "--plugin", "mymod", *BENCH_TINY, *names, "--out", "b"], plugin_dir, env)
     info = json.loads((plugin_dir / "b" / "bench.json").read_text())
     assert info["settings"]["algorithms"] == ["clip_ucb", "oful"]
     assert [a["name"] for a in info["attacks"]] == ["none", "optimal_arm C=40"]
     assert [n["family"] for n in info["noises"]] == ["laplace"]
-    assert "clip-UCB" in (plugin_dir / "b" / "report.md").read_text()
+    assert (
+        info["settings"]["stream"] == "pool" and info["stream"]["description"] == "contexts from a pool of 30"
+    )
+    report = (plugin_dir / "b" / "report.md").read_text()
+    assert "clip-UCB" in report and "the stream `pool` (contexts from a pool of 30)" in report
 
     fig = ["--algorithms", "clip_ucb", "--constants", "theory", "--horizon", "20", "--seeds", "2"]
     fig += ["--repeats", "1", "--no-progress", "--out", "f"]
@@ -403,11 +475,14 @@ def test_an_installed_plugin_runs_in_the_benchmark_without_plugin_options(plugin
 def test_the_extension_guide_s_examples_run(isolated):
     """docs/own-environment.md's Python blocks, in order in one namespace: the pool stream, the Laplace
     family and the optimal-arm adversary pass check_environment, and their registrations join the
-    benchmark's axes."""
+    benchmark's axes and its stream."""
     from test_docs import python_blocks
 
     namespace: dict = {}
     for code in python_blocks((ROOT / "docs" / "own-environment.md").read_text()):
         exec(compile(code, "docs/own-environment.md", "exec"), namespace)
-    settings = bench.make_settings(quick=True)
+    settings = bench.make_settings(quick=True, stream="pool")
     assert "optimal_arm" in settings.adversaries and "laplace" in settings.noises
+    env = bench.environment_factory(bench.scenarios(settings))({"noise": 0.0, "attack": 0.0})
+    theta = env.stream.init(jax.random.key(0))  # the registered pool stream, at the benchmark's d and K
+    assert env.stream.draw(jax.random.key(1), theta, jnp.int32(0)).contexts.shape == (20, 10)

@@ -1,4 +1,4 @@
-"""The one registry mechanism: named specs of one kind (algorithms, adversaries, noise families).
+"""The one registry mechanism: named specs of one kind (algorithms, adversaries, noise families, streams).
 
 Each kind is a :class:`Registry` of a ``NamedTuple`` spec type with a ``name`` field; ``register(spec)``
 files a spec in the registry of its type. Reading a registry (``names``, ``specs``, ``get``) first loads
@@ -71,8 +71,8 @@ class Registry(Generic[S]):
 
 
 def register(spec):
-    """File ``spec`` in the registry of its type (``AlgorithmSpec``, ``AdversarySpec``, ``NoiseSpec``);
-    returns it."""
+    """File ``spec`` in the registry of its type (``AlgorithmSpec``, ``AdversarySpec``, ``NoiseSpec``,
+    ``StreamSpec``); returns it."""
     registry = _BY_TYPE.get(type(spec))
     if registry is None:
         kinds = ", ".join(sorted(f"jb.registry.{t.__name__}" for t in _BY_TYPE))

@@ -1,8 +1,10 @@
-"""The registries of adversaries and noise families: what the benchmark's axes and the CLI's choices read.
+"""The registries of adversaries, noise families and streams: what the benchmark's axes and the CLI's
+choices read.
 
 Each entry says how to build the piece for one scenario of the benchmark (``python -m jaxbandit
-bench``): an adversary at a corruption level C, a noise family at a moment order ε. ``jb.corruption`` and
-``jb.noise`` register their own at their end; register yours the same way (or from a plugin,
+bench``): an adversary at a corruption level C, a noise family at a moment order ε, the stream that
+draws θ*, the contexts and η_t from that family (``--stream``). ``jb.corruption``, ``jb.noise`` and
+``jb.envs`` register their own at their end; register yours the same way (or from a plugin,
 ``--plugin MODULE``)::
 
     jb.registry.register(jb.registry.AdversarySpec(
@@ -11,6 +13,9 @@ bench``): an adversary at a corruption level C, a noise family at a moment order
     jb.registry.register(jb.registry.NoiseSpec(
         name="laplace", build=lambda eps: laplace(1.0), describe=lambda eps: "Laplace(0, 1)",
         heavy_tailed=False))
+    jb.registry.register(jb.registry.StreamSpec(
+        name="pool", build=lambda dim, num_arms, noise: pool_stream(POOL, num_arms, noise=noise),
+        description="contexts drawn from a fixed pool"))
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from ..core.registry import Registry
 from ..core.types import Adversary
 
 if TYPE_CHECKING:
+    from ..core.types import Stream
     from .noise import NoiseFamily
 
 
@@ -65,6 +71,21 @@ class NoiseSpec(NamedTuple):
     heavy_tailed: bool = True
 
 
+class StreamSpec(NamedTuple):
+    """A registered stream.
+
+    - ``name``: its registry key (``"linear"``), a Python identifier;
+    - ``build(dim, num_arms, noise) -> Stream``: the stream of the benchmark's problem (``dim``,
+      ``num_arms`` static ints; the benchmark's d = 10, K = 20), drawing η_t from ``noise`` (the family
+      of the grid point, picked by a traced index: pass it to the stream, call its ``sample``);
+    - ``description``: one line saying what it draws (reports).
+    """
+
+    name: str
+    build: Callable[[int, int, NoiseFamily], Stream]
+    description: str
+
+
 def _check_adversary(spec: AdversarySpec) -> None:
     if not callable(spec.build):
         raise ValueError(f"build={spec.build!r} is invalid: it must be a function (C, dim) -> jb.Adversary")
@@ -82,8 +103,18 @@ def _check_noise(spec: NoiseSpec) -> None:
         raise ValueError(f"heavy_tailed={spec.heavy_tailed!r} is invalid: it must be a bool")
 
 
+def _check_stream(spec: StreamSpec) -> None:
+    if not callable(spec.build):
+        raise ValueError(
+            f"build={spec.build!r} is invalid: it must be a function (dim, num_arms, noise) -> jb.Stream"
+        )
+    if not isinstance(spec.description, str):
+        raise ValueError(f"description={spec.description!r} is invalid: it must be a str")
+
+
 ADVERSARIES: Registry[AdversarySpec] = Registry("adversary", "adversaries", AdversarySpec, _check_adversary)
 NOISES: Registry[NoiseSpec] = Registry("noise", "noise families", NoiseSpec, _check_noise)
+STREAMS: Registry[StreamSpec] = Registry("stream", "streams", StreamSpec, _check_stream)
 
 
 def adversaries() -> dict[str, AdversarySpec]:
@@ -104,3 +135,13 @@ def noises() -> dict[str, NoiseSpec]:
 def noise(name: str) -> NoiseSpec:
     """The noise family registered as ``name``; a ``ValueError`` lists the valid names."""
     return NOISES.get(name)
+
+
+def streams() -> dict[str, StreamSpec]:
+    """Every registered stream, in registration order (a copy)."""
+    return STREAMS.specs()
+
+
+def stream(name: str) -> StreamSpec:
+    """The stream registered as ``name``; a ``ValueError`` lists the valid names."""
+    return STREAMS.get(name)

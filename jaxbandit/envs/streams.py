@@ -17,8 +17,10 @@ from ..core import validation as V
 from ..core.dtypes import as_float, float_dtype
 from ..core.linalg import dot, norm
 from ..core.lowering import options
+from ..core.registry import register
 from ..core.types import Round, Stream
 from .noise import NoiseFamily
+from .registry import StreamSpec
 
 Array = jax.Array
 
@@ -152,3 +154,13 @@ def _check_replay_arrays(theta_star, contexts, noise, nu):
             )
         V.check_positive("nu", nu_arr)
     return th, X, eta
+
+
+# The stream the benchmark runs unless told another (``--stream``): the paper's Section 6 one.
+register(
+    StreamSpec(
+        "linear",
+        lambda dim, num_arms, noise: linear_stream(dim, num_arms, noise=noise),
+        "the paper's: θ* and the K contexts uniform on unit spheres",
+    )
+)

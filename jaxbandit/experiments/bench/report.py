@@ -390,10 +390,16 @@ def markdown(result: SweepResult, info: dict) -> str:
         if len(tune_seeds) < protocol.MIN_TUNE_SEEDS
         else ""
     )
+    stream = info.get("stream") or {"name": "linear"}
+    problem = (
+        "d = 10, K = 20 unit contexts, ‖θ*‖ = 1"
+        if stream["name"] == "linear"
+        else f"d = 10, K = 20, the stream `{stream['name']}` ({stream['description']})"
+    )
     lines = [
         "# jaxbandit robustness benchmark",
         "",
-        f"T = {st['horizon']}, d = 10, K = 20 unit contexts, ‖θ*‖ = 1; {len(st['seeds'])} reported seeds "
+        f"T = {st['horizon']}, {problem}; {len(st['seeds'])} reported seeds "
         f"({st['seeds'][0]}–{st['seeds'][-1]}); constants tuned on {len(tune_seeds)} seeds "
         f"({tune_seeds[0]}–{tune_seeds[-1]}){few} over all {n_scen} distinct scenarios together (one "
         "setting per algorithm: the least final regret averaged over every scenario).",

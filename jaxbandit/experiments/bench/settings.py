@@ -62,6 +62,7 @@ class BenchSettings(NamedTuple):
     C_grid: tuple[float, ...]
     record_points: int
     coarse_tuning: bool  # the protocol's coarse grids (quick): radius scale in decades, every other value
+    stream: str = "linear"  # a registered stream: θ*, the contexts and η_t of every scenario
 
     def as_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self._asdict().items()}
@@ -89,10 +90,12 @@ def make_settings(
     tune_seeds: int | None = None,
     eps_grid: Sequence[float] | None = None,
     C_grid: Sequence[float] | None = None,
+    stream: str = "linear",
 ) -> BenchSettings:
     """The quick or full configuration with any field overridden; ``ValueError`` on bad input, naming
     the valid values. ``algorithms``, ``adversaries``, ``noises``: registered names (default: every
-    registered one). Reported seeds are 0..n−1, tuning seeds 1000..1000+m−1 (disjoint)."""
+    registered one); ``stream``: a registered stream (default the paper's). Reported seeds are 0..n−1,
+    tuning seeds 1000..1000+m−1 (disjoint)."""
     base = QUICK if quick else FULL
     registered = jb.registry.names(), tuple(jb.registry.adversaries()), tuple(jb.registry.noises())
     algs, advs, nois = (
@@ -113,6 +116,7 @@ def make_settings(
         "eps_grid", base["eps_grid"] if eps_grid is None else eps_grid, 0.0, 1.0, low_open=True
     )
     cs = check_numbers("C_grid", base["C_grid"] if C_grid is None else C_grid, 0.0, low_open=True)
+    stream = jb.registry.stream(stream).name
     return BenchSettings(
         horizon=int(horizon),
         seeds=tuple(range(int(seeds))),
@@ -124,6 +128,7 @@ def make_settings(
         C_grid=cs,
         record_points=base["record_points"],
         coarse_tuning=base["coarse_tuning"],
+        stream=stream,
     )
 
 
@@ -155,20 +160,23 @@ def attacks(settings: BenchSettings) -> list[Attack]:
 
 
 class Scenarios(NamedTuple):
-    """The two axes as the traced factories read them."""
+    """The two axes as the traced factories read them, and the stream every scenario draws from."""
 
     noises: tuple[NoiseSetting, ...]
     attacks: tuple[Attack, ...]
+    stream: str = "linear"
 
 
 def scenarios(settings: BenchSettings) -> Scenarios:
-    return Scenarios(tuple(noise_settings(settings)), tuple(attacks(settings)))
+    return Scenarios(tuple(noise_settings(settings)), tuple(attacks(settings)), settings.stream)
 
 
 @functools.cache
 def environment_factory(scen: Scenarios):
-    """``p -> Environment`` for ``p["noise"]`` and ``p["attack"]`` (indices into ``scen``)."""
+    """``p -> Environment`` for ``p["noise"]`` and ``p["attack"]`` (indices into ``scen``), on the
+    registered stream ``scen.stream`` (``linear``: ``jb.envs.linear``'s)."""
     families = [jb.registry.noise(n.family).build(n.eps) for n in scen.noises]
+    build_stream = jb.registry.stream(scen.stream).build
     kinds = tuple(dict.fromkeys(a.adversary for a in scen.attacks))
     kind_index = [kinds.index(a.adversary) for a in scen.attacks]
     levels = [a.C for a in scen.attacks]
@@ -179,7 +187,7 @@ def environment_factory(scen: Scenarios):
         built = [jb.registry.adversary(k).build(C, DIM) for k in kinds]
         adversary = jb.corruption.select(built, jnp.asarray(kind_index)[attack])
         noise = jb.noise.select(families, p["noise"])
-        return jb.envs.linear(DIM, NUM_ARMS, noise=noise, corruption=adversary)
+        return jb.Environment(build_stream(DIM, NUM_ARMS, noise), adversary)
 
     make.__qualname__ = "bench.environment"
     return make
