@@ -267,6 +267,16 @@ def test_a_registered_stream_is_the_one_every_scenario_of_the_benchmark_draws(is
         assert len(set(rows)) == 20
 
 
+def test_a_stream_of_another_shape_than_the_benchmark_s_is_refused_naming_it(isolated):
+    build = lambda dim, num_arms, noise: jb.envs.linear_stream(dim, num_arms - 1, noise=noise)
+    jb.registry.register(jb.registry.StreamSpec("short", build, "one arm short"))
+    with pytest.raises(
+        ValueError,
+        match=r"stream='short' is invalid: its build\(10, 20, noise\) returned a jb.Stream .* num_arms=19;",
+    ):
+        bench.make_settings(quick=True, stream="short")
+
+
 def test_the_registered_linear_stream_is_jb_envs_linear():
     """The benchmark's default stream runs bitwise as ``jb.envs.linear`` (the results it reported before
     streams were registered)."""

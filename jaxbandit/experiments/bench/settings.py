@@ -116,7 +116,7 @@ def make_settings(
         "eps_grid", base["eps_grid"] if eps_grid is None else eps_grid, 0.0, 1.0, low_open=True
     )
     cs = check_numbers("C_grid", base["C_grid"] if C_grid is None else C_grid, 0.0, low_open=True)
-    stream = jb.registry.stream(stream).name
+    stream = check_stream(stream)
     return BenchSettings(
         horizon=int(horizon),
         seeds=tuple(range(int(seeds))),
@@ -130,6 +130,23 @@ def make_settings(
         coarse_tuning=base["coarse_tuning"],
         stream=stream,
     )
+
+
+def check_stream(name: str) -> str:
+    """``name``, a registered stream whose ``build`` gives a ``jb.Stream`` of the benchmark's d and K
+    (tried with N(0, 1) noise); ``ValueError`` otherwise, before anything runs."""
+    built = jb.registry.stream(name).build(DIM, NUM_ARMS, jb.noise.gaussian(1.0))
+    if not isinstance(built, jb.Stream) or (built.dim, built.num_arms) != (DIM, NUM_ARMS):
+        got = (
+            f"a jb.Stream with dim={built.dim}, num_arms={built.num_arms}"
+            if isinstance(built, jb.Stream)
+            else type(built).__name__
+        )
+        raise ValueError(
+            f"stream={name!r} is invalid: its build({DIM}, {NUM_ARMS}, noise) returned {got}; it must "
+            f"return a jb.Stream with dim={DIM}, num_arms={NUM_ARMS}"
+        )
+    return name
 
 
 # --- the scenario axes ------------------------------------------------------------------------------
