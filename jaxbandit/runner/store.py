@@ -189,8 +189,8 @@ class StoreWriter:
             for r, n in zip(region, self.sizes)
         ]
         entry = {"field": field, "region": bounds, "sha256": _values_digest(values)}
-        self._unsynced.update([*self._chunk_files(field, bounds), self.path / field, self.path])
-        if self.durable:
+        if self.durable:  # flushed, then journaled, by `sync` before the checkpoint
+            self._unsynced.update([*self._chunk_files(field, bounds), self.path / field, self.path])
             self._unjournaled.append(json.dumps(entry) + "\n")
         else:  # after the values: a writer killed while writing them has not journaled them
             self._append_to_journal([json.dumps(entry) + "\n"])
