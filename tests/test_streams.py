@@ -54,3 +54,34 @@ def test_flat_sphere_bits_default_and_bad_value(monkeypatch):
     assert options.TraceOptions.resolve(jb.ExecutionOptions(flat_sphere_bits=False)).flat_sphere_bits is False
     with pytest.raises(ValueError, match=r"options\.flat_sphere_bits='yes' is invalid"):
         jb.ExecutionOptions(flat_sphere_bits="yes").validated()
+
+
+def test_sp500_stream_draws_distinct_trading_days_scaled_to_unit_norm():
+    """Every context a row of the shipped returns divided by its norm (NumPy, float64), K distinct days a
+    round, means = contexts·θ*; and the correlation the docstring states: the days' average x·xᵀ has one
+    eigenvalue of 0.31 and nine of 0.04–0.12 (0.1 each for contexts uniform on the sphere)."""
+    returns = np.loadtxt(
+        jb.datasets.__path__[0] + "/sp500_returns.csv.gz", delimiter=",", skiprows=1, usecols=range(1, 11)
+    )
+    np.testing.assert_array_equal(returns, jb.datasets.sp500_returns())  # the file, read independently
+    unit = returns / np.sqrt((returns**2).sum(axis=1, keepdims=True))
+    eig = np.linalg.eigvalsh(unit.T @ unit / len(unit))
+    assert eig[-1] == pytest.approx(0.31, abs=0.005) and 0.04 <= eig[0] and eig[-2] <= 0.125
+    stream = jb.envs.sp500_stream(20, noise=jb.noise.gaussian(1.0))
+    assert (stream.dim, stream.num_arms, stream.reveals_nu) == (10, 20, False)
+    theta = np.asarray(stream.init(jax.random.key(0)), np.float64)
+    assert np.linalg.norm(theta) == pytest.approx(1.0, rel=1e-6)
+    for t in range(4):
+        rnd = jax.jit(stream.draw)(jax.random.key(t), theta.astype(np.float32), np.int32(t))
+        X = np.asarray(rnd.contexts, np.float64)
+        rows = [int(np.argmin(np.abs(unit - x).sum(axis=1))) for x in X]
+        np.testing.assert_allclose(X, unit[rows], rtol=0, atol=1e-7)
+        assert len(set(rows)) == 20
+        np.testing.assert_allclose(np.asarray(rnd.means), X @ theta, atol=1e-6)
+    with pytest.raises(ValueError, match="num_arms=1258 is invalid: at most 1257"):
+        jb.envs.sp500_stream(1258, noise=jb.noise.gaussian(1.0))
+    with pytest.raises(ValueError, match=r"dim=3 is invalid for the sp500 stream"):
+        jb.registry.stream("sp500").build(3, 5, jb.noise.gaussian(1.0))
+    from jaxbandit.experiments import bench
+
+    assert bench.make_settings(quick=True, stream="sp500").stream == "sp500"

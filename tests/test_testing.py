@@ -146,6 +146,14 @@ def test_library_environments_pass(name):
     assert testing.check_environment(ENVIRONMENTS[name](), name=name) is None
 
 
+@pytest.mark.parametrize("name", list(jb.registry.streams()))
+def test_every_registered_stream_passes(name):
+    """Each stream the benchmark offers, at its d = 10 (fewer arms: the check's cost grows with K)."""
+    stream = jb.registry.stream(name).build(10, K, jb.noise.student_t(3.0))
+    env = jb.Environment(stream, jb.corruption.flip(2.0))
+    assert testing.check_environment(env, name=f"stream {name}") is None
+
+
 def test_every_noise_family_and_adversary_is_checked():
     import inspect
 

@@ -2,7 +2,8 @@
 
 ``jb.envs.linear`` is the paper's Section 6 environment, ``jb.envs.replay`` replays arrays you supply;
 both are ``jb.Environment(stream, adversary)``, and their streams are ``linear_stream`` and
-``replay_stream``. Noise families are ``jb.noise``, adversaries ``jb.corruption``.
+``replay_stream``; ``sp500_stream`` draws real contexts (stock returns). Noise families are
+``jb.noise``, adversaries ``jb.corruption``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from ..core import validation as V
 from ..core.types import Adversary, Environment, EnvState
 from . import corruption, datasets, noise
 from .noise import NoiseFamily
-from .streams import linear_stream, replay_stream, uniform_sphere
+from .streams import linear_stream, replay_stream, sp500_stream, uniform_sphere
 
 
 def _adversary(adversary) -> Adversary:
@@ -67,5 +68,6 @@ __all__ = [
     "noise",
     "replay",
     "replay_stream",
+    "sp500_stream",
     "uniform_sphere",
 ]
