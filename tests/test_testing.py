@@ -146,9 +146,10 @@ def test_library_environments_pass(name):
     assert testing.check_environment(ENVIRONMENTS[name](), name=name) is None
 
 
-@pytest.mark.parametrize("name", list(jb.registry.streams()))
+@pytest.mark.parametrize("name", [name for name in jb.registry.streams() if name != "linear"])
 def test_every_registered_stream_passes(name):
-    """Each stream the benchmark offers, at its d = 10 (fewer arms: the check's cost grows with K)."""
+    """Each stream the benchmark offers, at its d = 10 (fewer arms: the check's cost grows with K); but
+    ``linear``, which is ``jb.envs.linear``'s (tested in test_plugins), checked above."""
     stream = jb.registry.stream(name).build(10, K, jb.noise.student_t(3.0))
     env = jb.Environment(stream, jb.corruption.flip(2.0))
     assert testing.check_environment(env, name=f"stream {name}") is None
