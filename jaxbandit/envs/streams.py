@@ -86,6 +86,21 @@ def linear_stream(
     return Stream(init=init, draw=draw, dim=dim, num_arms=num_arms, horizon=None, reveals_nu=eps is not None)
 
 
+def distinct_indices(key, n: int, k: int) -> Array:
+    """``k`` distinct indices of ``range(n)``, every k-subset equally likely `[k]` (Floyd's algorithm:
+    the i-th is uniform on [0, n − k + i], or n − k + i if drawn before): k random integers, where
+    ``jax.random.choice`` without replacement sorts n random keys (see Performance, "Tried and not
+    kept")."""
+    top = jnp.arange(n - k, n, dtype=jnp.int32)
+    drawn = jax.random.randint(key, (k,), 0, top + 1, jnp.int32)
+
+    def step(i, chosen):
+        before = jnp.any((chosen == drawn[i]) & (jnp.arange(k) < i))
+        return chosen.at[i].set(jnp.where(before, top[i], drawn[i]))
+
+    return jax.lax.fori_loop(0, k, step, drawn)
+
+
 def sp500_stream(num_arms: int, *, noise: NoiseFamily, S: ArrayLike = 1.0) -> Stream:
     """Real contexts, a semi-synthetic reward: each round's ``num_arms`` contexts are that many distinct
     trading days of ``jb.datasets.sp500_returns()`` (the ten stocks' daily returns, so d = 10), each
@@ -109,7 +124,7 @@ def sp500_stream(num_arms: int, *, noise: NoiseFamily, S: ArrayLike = 1.0) -> St
 
     def draw(key, theta_star, t) -> Round:
         k_days, k_noise = jax.random.split(key)
-        X = jnp.asarray(unit_days, float_dtype())[jax.random.choice(k_days, days, (num_arms,), replace=False)]
+        X = jnp.asarray(unit_days, float_dtype())[distinct_indices(k_days, days, num_arms)]
         eta, _ = noise.sample(k_noise, t)
         return Round(contexts=X, means=dot(X, theta_star), eta=eta, nu=_no_nu())
 
