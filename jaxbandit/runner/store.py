@@ -128,7 +128,7 @@ class StoreWriter:
         self._group = zarr.open_group(str(path), mode="r+", **fresh)
         self._arrays: dict = {}
         self._complete = bool(self._group.attrs.get(R.COMPLETE_ATTR, False))
-        self._unsynced: set[Path] = set()  # the files and directories written since the last `sync`
+        self._unsynced: list[tuple[str, list]] = []  # durable: (field, bounds) written since the last `sync`
         self._unjournaled: list[str] = []  # durable: the journal's lines for what `sync` has not flushed
         self._chunk_names: dict = {}  # per array: (its chunk shape, its dimension_separator)
 
@@ -190,7 +190,7 @@ class StoreWriter:
         ]
         entry = {"field": field, "region": bounds, "sha256": _values_digest(values)}
         if self.durable:  # flushed, then journaled, by `sync` before the checkpoint
-            self._unsynced.update([*self._chunk_files(field, bounds), self.path / field, self.path])
+            self._unsynced.append((field, bounds))
             self._unjournaled.append(json.dumps(entry) + "\n")
         else:  # after the values: a writer killed while writing them has not journaled them
             self._append_to_journal([json.dumps(entry) + "\n"])
@@ -206,11 +206,11 @@ class StoreWriter:
         even across a power loss (a region written after the last checkpoint is not journaled: a resume
         writes it again). The values by one ``syncfs`` where Linux has it, else an ``fsync`` of each file
         (`benchmarks/durable_store.py`: 0.97x and 1.22x the sweep not flushing its chunks)."""
-        if not R.syncfs(self.path):
-            dirs = [p for p in self._unsynced if p.is_dir()]
-            meta = [d / name for d in dirs for name in (".zarray", *_ZARR_METADATA) if (d / name).is_file()]
-            files = sorted(p for p in {*self._unsynced, *meta} if not p.is_dir())
-            R.fsync_paths([*files, *sorted(dirs, key=lambda d: -len(d.parts))])  # a directory after its files
+        if self._unsynced and not R.syncfs(self.path):  # each chunk file, then the directories listing them
+            dirs = [self.path / field for field in dict.fromkeys(f for f, _ in self._unsynced)]
+            meta = [d / name for d in [*dirs, self.path] for name in (".zarray", *_ZARR_METADATA)]
+            chunks = {p for field, bounds in self._unsynced for p in self._chunk_files(field, bounds)}
+            R.fsync_paths([*sorted(chunks), *(p for p in meta if p.is_file()), *dirs, self.path])
         self._unsynced.clear()
         if self._unjournaled:
             self._append_to_journal(self._unjournaled)
