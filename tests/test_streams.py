@@ -103,3 +103,7 @@ def test_distinct_indices_draws_every_subset_equally_often():
     days = np.asarray(draw(jax.random.split(jax.random.key(1), 2_000), 1257, 20))
     assert all(len(set(row)) == 20 for row in days) and days.min() >= 0 and days.max() < 1257
     assert stats.chisquare(np.bincount(days.ravel(), minlength=1257)).pvalue > 1e-6
+    with pytest.raises(ValueError, match="k=6 is invalid: at most n=5"):
+        distinct_indices(jax.random.key(0), 5, 6)
+    with pytest.raises(ValueError, match="k=0 is invalid"):
+        distinct_indices(jax.random.key(0), 5, 0)

@@ -91,6 +91,10 @@ def distinct_indices(key, n: int, k: int) -> Array:
     the i-th is uniform on [0, n − k + i], or n − k + i if drawn before): k random integers, where
     ``jax.random.choice`` without replacement sorts n random keys (see Performance, "Tried and not
     kept")."""
+    n = V.check_int("n", n)
+    k = V.check_int("k", k)
+    if k > n:
+        raise ValueError(f"k={k} is invalid: at most n={n} distinct indices exist")
     top = jnp.arange(n - k, n, dtype=jnp.int32)
     drawn = jax.random.randint(key, (k,), 0, top + 1, jnp.int32)
 
