@@ -9,12 +9,14 @@ from hypothesis import strategies as st
 from reference import project_v_ball
 
 from jaxbandit.core.linalg import (
+    TIE_ULPS,
     argmax_lowest,
     ellipsoid_norm,
     project_ball_in_metric,
     sherman_morrison,
     sherman_morrison_given,
 )
+from jaxbandit.core.linalg import dot as linalg_dot
 
 
 def random_spd(rng, d, spread):
@@ -230,6 +232,53 @@ def test_ties_go_to_the_lowest_index():
     scores = jnp.asarray([0.5, 1.0 - 1e-8, 1.0, 0.2], jnp.float32)
     assert int(argmax_lowest(scores, jnp.float32(1.0))) == 1
     assert int(argmax_lowest(jnp.asarray([0.1, 0.3, 0.2]), jnp.float32(1.0))) == 1
+
+
+@jax.jit
+def _ucb_scores(X, theta, A, beta):
+    """The scores select_ucb ranks and its tie scale, computed as it computes them."""
+    mean = linalg_dot(X, theta)
+    bonus = beta * ellipsoid_norm(A, X)
+    return mean + bonus, jnp.max(jnp.abs(mean) + jnp.abs(bonus))
+
+
+@pytest.mark.parametrize("d", [2, 10, 17, 50])
+def test_tie_window_is_the_scores_rounding_error(d):
+    """argmax_lowest's window (TIE_ULPS ulps of the scale) is twice the most a score's rounding moves it:
+    each float32 score lies within TIE_ULPS/2 ulps of the exact score of the same float32 inputs (a float64
+    NumPy computation), so scores equal in exact arithmetic are merged; and round 1's structural tie
+    (θ̂ = 0, V = λI, unit contexts: every bonus β/√λ) is one."""
+    rng = np.random.default_rng(d)
+    eps32 = float(np.finfo(np.float32).eps)
+    worst = 0.0
+    for _ in range(60):
+        X = rng.normal(size=(20, d)).astype(np.float32)
+        X = np.asarray(X / jnp.linalg.norm(jnp.asarray(X), axis=1, keepdims=True))  # unit in float32
+        n = int(rng.integers(0, 200))
+        U, w = rng.normal(size=(n, d)) / np.sqrt(d), rng.exponential(5.0, size=n)
+        A = np.linalg.inv(d * np.eye(d) + (U.T * w) @ U)
+        A = ((A + A.T) / 2).astype(np.float32)
+        theta = (rng.normal(size=d) * 0.3 / np.sqrt(d)).astype(np.float32)
+        beta = np.float32(10 ** rng.uniform(0, 4.5))
+        got, scale = _ucb_scores(X, theta, A, beta)
+        X64, A64 = X.astype(np.float64), A.astype(np.float64)
+        bonus = float(beta) * np.sqrt(np.einsum("ki,ij,kj->k", X64, A64, X64))
+        error = np.max(np.abs(np.asarray(got, np.float64) - (X64 @ theta.astype(np.float64) + bonus)))
+        worst = max(worst, float(error) / (eps32 * float(scale)))
+        first, scale1 = _ucb_scores(X, np.zeros(d, np.float32), np.eye(d, dtype=np.float32) / d, beta)
+        assert int(argmax_lowest(first, scale1)) == 0, "round 1's tie was not merged"
+    assert worst <= TIE_ULPS / 2, f"a score rounded {worst:.2f} ulps from its exact value"
+
+
+def test_tie_window_keeps_scores_that_really_differ():
+    """Scores that differ by more than the window are never merged, however large the scale: with β ~ 10⁴
+    (theory radii), a mean gap of 0.01 decides the arm."""
+    bonus = np.float32(1.0e4)
+    scores = jnp.asarray([bonus, bonus + np.float32(0.01), bonus - np.float32(1.0)], jnp.float32)
+    assert int(argmax_lowest(scores, jnp.float32(bonus))) == 1
+    gap = (TIE_ULPS + 2) * np.finfo(np.float32).eps * float(bonus)
+    scores = jnp.asarray([bonus, bonus + np.float32(gap)], jnp.float32)
+    assert int(argmax_lowest(scores, jnp.float32(bonus))) == 1
 
 
 # --- the batch-invariant sums and the robustness of Sherman–Morrison and the projection ---
