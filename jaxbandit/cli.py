@@ -164,11 +164,12 @@ def _add_bench_parser(sub) -> None:
     from jaxbandit import registry
     from jaxbandit.experiments.bench.settings import FULL, QUICK
 
-    adversaries, noises = ", ".join(registry.adversaries()), ", ".join(registry.noises())
+    adversaries = ", ".join(n for n, spec in registry.adversaries().items() if spec.in_benchmark)
+    noises = ", ".join(registry.noises())
     bench = sub.add_parser(
         "bench",
         help="the robustness benchmark: every algorithm x adversary x noise x C x eps x seeds",
-        description=f"Every registered algorithm against every registered adversary ({adversaries}) at "
+        description=f"Every registered algorithm against every benchmark adversary ({adversaries}) at "
         f"a grid of C, and every registered noise family ({noises}) at a grid of eps, on one registered "
         "stream, with theory constants and with constants tuned on disjoint seeds over all scenarios "
         "together. Writes results (.npz, and .nc with xarray), report.md and figures to --out.",

@@ -186,7 +186,11 @@ def test_secondary_constants_are_searched_at_the_radius_chosen():
     assert all(c[2] == {protocol.RADIUS: pytest.approx(1e-3)} for c in calls[1:])
     # 128 is the grid's edge: extended by its ratio 4 to 512 and 2048; 512 is nearest 1000 on a log scale
     assert found.best["alpha"] == pytest.approx(512.0) and found.edges == {}
-    assert found.budget == 17 + 5 + 2
+    # alpha = 8 at the chosen radius was evaluated by the radius search: reused, not run or counted again
+    assert [v for c in calls[1:] for v in c[1]][:4] == [0.5, 2.0, 32.0, 128.0]
+    assert (
+        found.budget == 17 + 4 + 2 == len(found.rows) == len({tuple(sorted(r.items())) for r in found.rows})
+    )
     g = protocol.fixed("gadaoful")
     assert g == {"m0": 1.0} and [a.name for a in protocol.axes("gadaoful")] == [protocol.RADIUS, "tau0"]
 
@@ -252,7 +256,9 @@ def tiny(tmp_path_factory):
 
 
 def _scenario_env(noise, attack):
-    fam = jb.noise.gaussian(1.0) if noise.family == "gaussian" else jb.noise.student_t(2.0 + noise.eps)
+    # the registered Student-t: t₃ at ε = 1, else df = 1.1 + ε capped at 2 (infinite variance)
+    df = 3.0 if noise.eps >= 1.0 else min(1.1 + noise.eps, 2.0)
+    fam = jb.noise.gaussian(1.0) if noise.family == "gaussian" else jb.noise.student_t(df)
     adv = jb.corruption.none() if attack.adversary == "none" else jb.corruption.flip(attack.C)
     return jb.envs.linear(bench.settings.DIM, bench.settings.NUM_ARMS, noise=fam, corruption=adv)
 

@@ -42,13 +42,17 @@ class AdversarySpec(NamedTuple):
       compiled sweep), so use ``jnp`` on it, not Python control flow; the learners are told the same C;
     - ``description``: one line saying what C means for it (reports);
     - ``takes_level``: False for an adversary without a level (``"none"``): the benchmark runs it once,
-      at C = 0, as every other one's uncorrupted baseline, instead of at every C of its grid.
+      at C = 0, as every other one's uncorrupted baseline, instead of at every C of its grid;
+    - ``in_benchmark``: False to leave it out of the benchmark's default attacks (still runnable with
+      ``--adversaries NAME``): for an adversary whose scenarios measurably equal the uncorrupted
+      baseline, which would count it twice.
     """
 
     name: str
     build: Callable[[ArrayLike, int], Adversary]
     description: str
     takes_level: bool = True
+    in_benchmark: bool = True
 
 
 class NoiseSpec(NamedTuple):
@@ -91,8 +95,9 @@ def _check_adversary(spec: AdversarySpec) -> None:
         raise ValueError(f"build={spec.build!r} is invalid: it must be a function (C, dim) -> jb.Adversary")
     if not isinstance(spec.description, str):
         raise ValueError(f"description={spec.description!r} is invalid: it must be a str")
-    if not isinstance(spec.takes_level, bool):
-        raise ValueError(f"takes_level={spec.takes_level!r} is invalid: it must be a bool")
+    for field in ("takes_level", "in_benchmark"):
+        if not isinstance(getattr(spec, field), bool):
+            raise ValueError(f"{field}={getattr(spec, field)!r} is invalid: it must be a bool")
 
 
 def _check_noise(spec: NoiseSpec) -> None:

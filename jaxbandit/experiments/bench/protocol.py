@@ -64,7 +64,7 @@ class Search(NamedTuple):
     """What :func:`search` found: ``best`` ``{axis: value}``; ``rows`` every setting evaluated, in order
     (``{axis: value, ..., "axis": the axis searched, "mean", "stderr"}``); ``edges`` ``{axis: "low" |
     "high"}`` for each axis whose best value is the limit it could not be extended past; ``budget`` the
-    number of settings evaluated."""
+    number of distinct settings evaluated (a setting an earlier axis evaluated is reused, not re-run)."""
 
     best: dict
     rows: list
@@ -108,8 +108,10 @@ def batch_width(coarse: bool = False) -> int:
 
 
 def base_budget(method: str, coarse: bool = False) -> int:
-    """Settings :func:`search` evaluates before any extension."""
-    return sum(len(a.values) for a in axes(method, coarse))
+    """Settings :func:`search` evaluates before any extension: each axis's grid, less the one setting of
+    every later axis (its start at the chosen radius) that an earlier axis evaluated."""
+    searched = axes(method, coarse)
+    return sum(len(a.values) for a in searched) - (len(searched) - 1)
 
 
 def _pick(values: np.ndarray, mean: np.ndarray, start: float) -> float:
@@ -145,6 +147,7 @@ def search(axes_: Sequence[Axis], evaluate: Evaluate, held: Mapping[str, float] 
     current = {a.name: a.start for a in axes_}
     held = dict(held or {})
     rows: list[dict] = []
+    seen: dict[tuple, float] = {}  # every setting evaluated → its mean: none is evaluated or counted twice
     edges: dict[str, str] = {}
     for axis in axes_:
         values: list[float] = []
@@ -152,13 +155,27 @@ def search(axes_: Sequence[Axis], evaluate: Evaluate, held: Mapping[str, float] 
         batch = list(axis.values)
         while batch:
             others = {**held, **{k: v for k, v in current.items() if k != axis.name}}
-            mean, stderr = evaluate(axis.name, batch, others)
-            for v, m, s in zip(batch, np.asarray(mean, float), np.asarray(stderr, float)):
-                rows.append(
-                    {**others, axis.name: float(v), "axis": axis.name, "mean": float(m), "stderr": float(s)}
-                )
+
+            def key(v, others=others, name=axis.name):
+                return tuple(sorted({**others, name: float(v)}.items()))
+
+            new = [v for v in batch if key(v) not in seen]
+            if new:
+                mean, stderr = evaluate(axis.name, new, others)
+                for v, m, s in zip(new, np.asarray(mean, float), np.asarray(stderr, float)):
+                    rows.append(
+                        {
+                            **others,
+                            axis.name: float(v),
+                            "axis": axis.name,
+                            "mean": float(m),
+                            "stderr": float(s),
+                        }
+                    )
+                    seen[key(v)] = float(m)
+            for v in batch:
                 values.append(float(v))
-                means.append(float(m))
+                means.append(seen[key(v)])
             order = np.argsort(values)
             best = _pick(np.asarray(values)[order], np.asarray(means)[order], axis.start)
             side = "low" if best == min(values) else "high" if best == max(values) else None

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 import jaxbandit as jb
 
@@ -32,13 +33,15 @@ CONSTANTS = ("theory", "tuned")
 
 
 class NoiseSetting(NamedTuple):
-    """One value of the noise axis: a family, the ε the learners are told and the family's ν there."""
+    """One value of the noise axis: a family, the ε the learners are told and the family's ν there, and
+    the tail index computed from the built family (moments of order p < ``max_order`` are finite)."""
 
     name: str  # e.g. "student_t(ε=0.5)"
     family: str  # a registered noise family
     eps: float
     nu: float
-    description: str
+    description: str  # the registered description, then what the computed max_order says of the moments
+    max_order: float = float("inf")
 
 
 class Attack(NamedTuple):
@@ -94,14 +97,20 @@ def make_settings(
 ) -> BenchSettings:
     """The quick or full configuration with any field overridden; ``ValueError`` on bad input, naming
     the valid values. ``algorithms``, ``adversaries``, ``noises``: registered names (default: every
-    registered one); ``stream``: a registered stream (default the paper's). Reported seeds are 0..n−1,
+    registered one, less the adversaries registered with ``in_benchmark=False``); ``stream``: a registered
+    stream (default the paper's). Reported seeds are 0..n−1,
     tuning seeds 1000..1000+m−1 (disjoint)."""
     base = QUICK if quick else FULL
     registered = jb.registry.names(), tuple(jb.registry.adversaries()), tuple(jb.registry.noises())
+    defaults = (
+        registered[0],
+        tuple(name for name, spec in jb.registry.adversaries().items() if spec.in_benchmark),
+        registered[2],
+    )
     algs, advs, nois = (
-        V.check_names(name, valid if given is None else given, valid)
-        for name, given, valid in zip(
-            ("algorithms", "adversaries", "noises"), (algorithms, adversaries, noises), registered
+        V.check_names(name, default if given is None else given, valid)
+        for name, given, default, valid in zip(
+            ("algorithms", "adversaries", "noises"), (algorithms, adversaries, noises), defaults, registered
         )
     )
     horizon = base["horizon"] if horizon is None else horizon
@@ -154,14 +163,27 @@ def check_stream(name: str) -> str:
 
 def noise_settings(settings: BenchSettings) -> list[NoiseSetting]:
     """The noise axis: each family with every moment finite at ε = 1, each heavy-tailed one at every ε
-    of the grid."""
+    of the grid. A setting's description says what the built family's tail index implies (the label
+    comes from the piece, not its name); a heavy-tailed family whose variance is finite at an ε < 1 of
+    the grid is refused: it would be an ε = 1 scenario under an ε < 1 label."""
     out = []
     for family in settings.noises:
         spec = jb.registry.noise(family)
         for eps in settings.eps_grid if spec.heavy_tailed else (1.0,):
+            built = spec.build(eps)
             with jax.ensure_compile_time_eval():
-                nu = float(spec.build(eps).moment_bound(eps))
-            out.append(NoiseSetting(f"{family}(ε={eps:g})", family, eps, nu, spec.describe(eps)))
+                nu = float(built.moment_bound(eps))
+            tail = float(np.asarray(built.max_order))
+            if spec.heavy_tailed and eps < 1.0 and tail > 2.0:
+                raise ValueError(
+                    f"noise={family!r} is invalid at eps={eps:g}: its family {built.name} has a finite "
+                    f"variance (moments finite below order {tail:g}); a heavy-tailed family at eps < 1 must "
+                    f"have max_order in (1 + eps, 2], or register it with heavy_tailed=False"
+                )
+            moments = "every moment finite" if np.isinf(tail) else f"moments finite below order {tail:g}"
+            variance = "variance finite" if tail > 2.0 else "variance infinite"
+            text = f"{spec.describe(eps)} ({moments}: {variance})"
+            out.append(NoiseSetting(f"{family}(ε={eps:g})", family, eps, nu, text, tail))
     return out
 
 
