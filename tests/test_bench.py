@@ -484,7 +484,51 @@ def test_mean_rank_and_mean_regret_are_both_computed_and_can_disagree():
     assert rows["oful"]["regret_rank"] == 3 and rows["cr_hvt_ucb"]["regret_rank"] == 1.5
     assert rows["oful"]["wins"] == 8 and rows["cr_hvt_ucb"]["wins"] == 0.5 == rows["hvt_ucb"]["wins"]
     assert bench_report.ranking(res, 1, resamples=200)[0]["algorithm"] == "oful"
-    assert rows["oful"]["rank_low"] <= rows["oful"]["mean_rank"] <= rows["oful"]["rank_high"]
+    # behind the leader: the paired difference of mean ranks, its interval around it
+    assert rows["oful"]["behind"] == 0.0
+    assert rows["cr_hvt_ucb"]["behind"] == pytest.approx(
+        rows["cr_hvt_ucb"]["mean_rank"] - rows["oful"]["mean_rank"]
+    )
+    assert (
+        rows["cr_hvt_ucb"]["behind_low"] <= rows["cr_hvt_ucb"]["behind"] <= rows["cr_hvt_ucb"]["behind_high"]
+    )
+
+
+def test_rank_difference_interval_is_paired_and_covers_like_a_confidence_interval():
+    """Two algorithms whose seed-means differ by a small constant in every scenario, with large seed
+    effects shared by both (common random numbers): the paired interval is tight around the true
+    difference of mean ranks (1: B always second) where independent intervals would overlap wholly."""
+    rng = np.random.default_rng(5)
+    seed_effect = rng.normal(0, 50, size=8)
+    final = np.zeros((2, 2, 3, 3, 8))
+    final[:] = 100 + seed_effect
+    final[1] += 0.5 + rng.normal(0, 0.01, size=(2, 3, 3, 8))  # CR worse by 0.5, with a little noise
+    res, _ = _synthetic(final)
+    rows = {r["algorithm"]: r for r in bench_report.ranking(res, constants=1, resamples=300)}
+    assert rows["cr_hvt_ucb"]["behind"] == 1.0
+    assert rows["cr_hvt_ucb"]["behind_low"] == rows["cr_hvt_ucb"]["behind_high"] == 1.0
+
+
+def test_chance_of_two_standard_errors_is_students_t():
+    from scipy import stats
+
+    for seeds in (5, 20, 200):
+        assert bench_report.chance_beyond_two_se(seeds) == pytest.approx(stats.t(seeds - 1).sf(2.0), rel=1e-5)
+
+
+def test_subset_ranks_are_computed_per_family_and_per_level():
+    """OFUL is best under Gaussian noise, CR-Hvt-UCB under Pareto: the pooled rank hides both."""
+    final = np.zeros((2, 2, 3, 3, 4))
+    final[0, :, 0] = 1.0  # oful: gaussian best
+    final[1, :, 0] = 2.0
+    final[0, :, 1:] = 2.0  # pareto: cr_hvt_ucb best
+    final[1, :, 1:] = 1.0
+    res, info = _synthetic(final)
+    cols = bench_report.subset_ranks(res, info, 1)
+    assert list(cols) == ["all", "gaussian", "pareto", "C = 0", "C = 10", "C = 30"]
+    np.testing.assert_allclose(cols["gaussian"], [1.0, 2.0])
+    np.testing.assert_allclose(cols["pareto"], [2.0, 1.0])
+    np.testing.assert_allclose(cols["all"], [(3 * 1 + 6 * 2) / 9, (3 * 2 + 6 * 1) / 9])
 
 
 def test_identical_algorithms_and_duplicate_scenarios_are_computed_and_counted_once():

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+from jax.scipy.special import betainc
 
 import jaxbandit as jb
 
@@ -118,30 +119,40 @@ def _ranks(cell: np.ndarray) -> np.ndarray:
 
 def ranking(result: SweepResult, constants: int, resamples: int = RANK_RESAMPLES) -> list[dict]:
     """Every algorithm's mean rank over the scenarios (rank of its seed-mean final regret in each
-    scenario, ties sharing ranks) with a 95 % bootstrap interval (seeds resampled jointly), its final
-    regret averaged over every scenario (per seed, then mean ± s.e. over seeds) and the rank that gives,
-    and the scenarios won (a k-way tie for the least regret counts 1/k each); sorted by mean rank."""
+    scenario, ties sharing ranks), its final regret averaged over every scenario (per seed, then mean ±
+    s.e. over seeds) and the rank that gives, and the scenarios won (a k-way tie for the least regret
+    counts 1/k each); sorted by mean rank.
+
+    Comparisons are paired: ``behind`` is the mean rank's difference from the leader's (the first row),
+    with a 95 % basic bootstrap interval (``behind_low``, ``behind_high``; seeds resampled jointly, the
+    same resample for both algorithms, the interval 2·d̂ − the resamples' quantiles). A marginal
+    percentile interval of each mean rank is biased — a resampled set of seeds has noisier seed-means,
+    which pulls every rank toward the middle — and says nothing about a difference."""
     final = _final(result)[:, constants]  # [alg, noise, attack, seed]
     n_alg, n_seed = final.shape[0], final.shape[-1]
     per_seed = final.mean(axis=(1, 2))
     mean, se = mean_and_stderr(per_seed, axis=-1)
     cells = final.reshape(n_alg, -1, n_seed)  # [alg, scenario, seed]
-    ranks = _ranks(cells.mean(axis=-1))
+    ranks = _ranks(cells.mean(axis=-1)).mean(axis=-1)
     best = cells.mean(axis=-1) == cells.mean(axis=-1).min(axis=0)
     wins = (best / best.sum(axis=0)).sum(axis=1)
     idx = np.random.default_rng(0).integers(0, n_seed, size=(resamples, n_seed))
     boot = np.stack([_ranks(cells[:, :, i].mean(axis=-1)).mean(axis=-1) for i in idx])  # [resample, alg]
-    low, high = np.quantile(boot, [0.025, 0.975], axis=0)
     by_regret = _ranks(np.where(np.isnan(mean), np.inf, mean))
+    order = sorted(range(n_alg), key=lambda i: (ranks[i], mean[i]))
+    leader = order[0]
+    behind = ranks - ranks[leader]
+    q_low, q_high = np.quantile(boot - boot[:, [leader]], [0.025, 0.975], axis=0)
     rows = []
-    for i, name in enumerate(_names(result)):
+    for i in order:
         rows.append(
             dict(
-                algorithm=name,
-                label=_label(name),
-                mean_rank=float(ranks[i].mean()),
-                rank_low=float(low[i]),
-                rank_high=float(high[i]),
+                algorithm=_names(result)[i],
+                label=_label(_names(result)[i]),
+                mean_rank=float(ranks[i]),
+                behind=float(behind[i]),
+                behind_low=float(2 * behind[i] - q_high[i]),
+                behind_high=float(2 * behind[i] - q_low[i]),
                 mean=float(mean[i]),
                 stderr=float(se[i]),
                 regret_rank=float(by_regret[i]),
@@ -149,7 +160,61 @@ def ranking(result: SweepResult, constants: int, resamples: int = RANK_RESAMPLES
                 scenarios=int(cells.shape[1]),
             )
         )
-    return sorted(rows, key=lambda r: (r["mean_rank"], r["mean"]))
+    return rows
+
+
+def subset_ranks(result: SweepResult, info: dict, constants: int) -> dict[str, np.ndarray]:
+    """Each algorithm's mean rank `[alg]` over every scenario (``"all"``), and over the scenarios of each
+    noise family and of each corruption level C (every adversary at that C): the headline's dependence on
+    the scenario set."""
+    final = _final(result)[:, constants].mean(axis=-1)  # [alg, noise, attack]: seed means
+    ranks = _ranks(final.reshape(final.shape[0], -1)).reshape(final.shape)
+    families = np.array([n["family"] for n in _noise_table(info, result)])
+    _, levels = _attack_table(info, result)
+    out = {"all": ranks.mean(axis=(1, 2))}
+    for fam in dict.fromkeys(families):
+        out[str(fam)] = ranks[:, families == fam].mean(axis=(1, 2))
+    for c in sorted(set(levels.tolist())):
+        out[f"C = {c:g}"] = ranks[:, :, levels == c].mean(axis=(1, 2))
+    return out
+
+
+def spent(result: SweepResult, info: dict) -> list[dict]:
+    """Per attack: its adversary, C, and the corruption Σ|c_t| spent by the last recorded round, mean and
+    largest over every algorithm, constants, noise and seed (NaN when the result keeps no
+    ``corruption_spent``): what an attack's label rests on, computed instead of read from its name."""
+    kinds, levels = _attack_table(info, result)
+    data = result.data.get("corruption_spent")
+    total = (
+        None if data is None else np.asarray(data, np.float64)[..., -1]
+    )  # [alg, const, noise, attack, seed]
+    rows = []
+    for k, (attack, kind, c) in enumerate(zip(result.coords["attack"], kinds, levels)):
+        values = np.array([np.nan]) if total is None else total[:, :, :, k]
+        rows.append(
+            dict(
+                attack=str(attack),
+                adversary=kind,
+                C=float(c),
+                mean=float(values.mean()),
+                max=float(values.max()),
+            )
+        )
+    return rows
+
+
+def _spent_text(row: dict) -> str:
+    if not np.isfinite(row["mean"]):
+        return row["attack"]
+    return f"{row['attack']} ({row['mean']:.3g}, {row['max']:.3g})"
+
+
+def chance_beyond_two_se(seeds: int) -> float:
+    """P(T > 2) for Student's t with ``seeds − 1`` degrees of freedom: the chance that a paired difference
+    with no true effect exceeds two of its standard errors on one side (each side of the paired
+    table's "scenarios better / worse" counts expects this fraction of the scenarios)."""
+    df = seeds - 1.0
+    return 0.5 * float(betainc(df / 2.0, 0.5, df / (df + 4.0)))
 
 
 def paired(result: SweepResult, constants: int, reference: str) -> list[dict]:
@@ -306,20 +371,26 @@ def _constants_text(tuned: dict) -> str:
     return ", ".join(f"{k} = {tuned[k]:.3g}" for k in order) or "—"
 
 
-def _ranking_lines(result: SweepResult, c: int, cname: str) -> list[str]:
+def _ranking_lines(result: SweepResult, info: dict, c: int, cname: str) -> list[str]:
     lines = [
         f"## Ranking — {cname} constants",
         "",
-        "| rank | algorithm | mean rank [95% CI] | final regret, mean over scenarios ± s.e. | rank by it | "
-        "scenarios won |",
-        "|---:|---|---:|---:|---:|---:|",
+        "| rank | algorithm | mean rank | behind the first [95% CI] | final regret, mean over scenarios ± "
+        "s.e. | rank by it | scenarios won |",
+        "|---:|---|---:|---:|---:|---:|---:|",
     ]
     rows = ranking(result, c)
     for k, r in enumerate(rows, 1):
+        behind = "—" if k == 1 else f"{r['behind']:.2f} [{r['behind_low']:.2f}, {r['behind_high']:.2f}]"
         lines.append(
-            f"| {k} | {r['label']} | {r['mean_rank']:.2f} [{r['rank_low']:.2f}, {r['rank_high']:.2f}] | "
-            f"{_fmt(r['mean'], r['stderr'])} | {r['regret_rank']:g} | {_wins(r['wins'])}/{r['scenarios']} |"
+            f"| {k} | {r['label']} | {r['mean_rank']:.2f} | {behind} | {_fmt(r['mean'], r['stderr'])} | "
+            f"{r['regret_rank']:g} | {_wins(r['wins'])}/{r['scenarios']} |"
         )
+    lines += [
+        "",
+        "Behind the first: the difference of mean ranks, with a paired bootstrap interval over seeds; an "
+        "interval that excludes 0 separates the two.",
+    ]
     by_rank = [r["algorithm"] for r in rows]
     by_regret = [r["algorithm"] for r in sorted(rows, key=lambda r: (r["regret_rank"], r["mean_rank"]))]
     differ = [r["label"] for r in rows if by_rank.index(r["algorithm"]) != by_regret.index(r["algorithm"])]
@@ -332,11 +403,29 @@ def _ranking_lines(result: SweepResult, c: int, cname: str) -> list[str]:
         + ".",
         "",
     ]
-    if REFERENCE in _names(result):
+    columns = subset_ranks(result, info, c)
+    names = _names(result)
+    lines += [
+        f"Mean rank by scenario set ({cname}): every scenario, each noise family's, each corruption level's "
+        "(every adversary at that C); the first of each column in bold.",
+        "",
+        "| algorithm | " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * len(columns),
+    ]
+    for r in rows:
+        i = names.index(r["algorithm"])
+        ranked = [f"**{v[i]:.2f}**" if v[i] == v.min() else f"{v[i]:.2f}" for v in columns.values()]
+        lines.append(f"| {r['label']} | " + " | ".join(ranked) + " |")
+    lines.append("")
+    if REFERENCE in names:
+        n_scen = int(np.prod(_final(result).shape[2:4]))
+        chance = chance_beyond_two_se(_final(result).shape[-1])
         lines += [
             f"Paired against CR-Hvt-UCB ({cname}): other − CR-Hvt-UCB per seed (positive: CR-Hvt-UCB "
-            "better); scenarios where the paired difference exceeds two standard errors; scenarios where "
-            "every seed's run is identical.",
+            "better); scenarios where the paired difference exceeds two standard errors (with no true "
+            f"difference anywhere, chance alone gives about {chance * n_scen:.1f} of the {n_scen} each way: "
+            f"P(t > 2) = {chance:.3f} with {_final(result).shape[-1] - 1} degrees of freedom); scenarios "
+            "where every seed's run is identical.",
             "",
             "| algorithm | difference ± s.e. | t | seeds CR better | scenarios CR better / worse | "
             "identical |",
@@ -416,12 +505,14 @@ def markdown(result: SweepResult, info: dict) -> str:
             f"{n['name']}: {n['description']}, ν = {n['nu']:.4g}" for n in _noise_table(info, result)
         ),
         "",
-        "Attacks: "
-        + ", ".join(str(a) for a in result.coords["attack"])
-        + " (flip_rounds C: C rounds flipped, the 'C' of public baseline code; the others: a budget "
-        "Σ|c_t| ≤ C; targeted steers toward a fixed unit θ†). The learners are told ε, ν and C.",
+        "Attacks, with the corruption Σ|c_t| they actually spent by T (mean and largest over every run): "
+        + "; ".join(_spent_text(a) for a in spent(result, info))
+        + ". The learners are told ε, ν and C.",
         "",
     ]
+    over = [a["attack"] for a in spent(result, info) if a["max"] > a["C"] * (1 + 1e-5)]
+    if over:
+        lines += [f"**Spent more than their C** (computed): {', '.join(over)}.", ""]
     pairs = [(axis, a, b) for axis, found in dropped.items() for a, b in found]
     lines += (
         [
@@ -453,7 +544,7 @@ def markdown(result: SweepResult, info: dict) -> str:
         "",
     ]
     for c, cname in enumerate(result.coords["constants"]):
-        lines += _ranking_lines(result, c, str(cname))
+        lines += _ranking_lines(result, info, c, str(cname))
         same = identical_algorithms(result, c)
         if same:
             lines += [
