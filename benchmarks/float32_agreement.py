@@ -8,7 +8,8 @@ at ε = 0.4. Prints, per algorithm and regime, both means, their ratio and
 z = (mean₃₂ − mean₆₄)/√(se₃₂² + se₆₄²); float32 agrees when |z| ≤ 3. Writes
 ``float32_agreement[_pareto].json`` with the per-seed final regrets.
 
-    python benchmarks/float32_agreement.py [--horizon 3000] [--seeds 64] [--algorithms oful crt ...]
+    python benchmarks/float32_agreement.py [--horizon 3000] [--seeds 64] [--first-seed 0]
+        [--noise student_t|pareto] [--algorithms oful crt ...] [--tie-ulps 16]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxbandit as jb
+from jaxbandit.core import linalg
 
 NOISES = {
     "student_t": (lambda: jb.noise.student_t(3.0), 1.0, 3**0.5),
@@ -49,9 +51,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--horizon", type=int, default=3000)
     parser.add_argument("--seeds", type=int, default=64)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds FIRST..FIRST+SEEDS-1")
     parser.add_argument("--noise", choices=sorted(NOISES), default="student_t")
     parser.add_argument("--algorithms", nargs="*", default=None, help="registered names (default: all)")
+    parser.add_argument(
+        "--tie-ulps",
+        type=float,
+        default=None,
+        help="the arm choice's tie window in ulps instead of the library's TIE_ULPS (what a window costs)",
+    )
     args = parser.parse_args()
+    if args.tie_ulps is not None:
+        linalg.TIE_ULPS = args.tie_ulps  # read when the programs are traced, all after this line
     names = args.algorithms or jb.registry.names()
     noise, eps, nu = NOISES[args.noise]
     problem = jb.registry.Problem(horizon=args.horizon, dim=common.D, eps=eps, nu=nu, corruption=0.0)
@@ -68,7 +79,7 @@ def main() -> None:
                     env,
                     {"regime": [0.0, 1.0]},
                     horizon=args.horizon,
-                    seeds=args.seeds,
+                    seeds=list(range(args.first_seed, args.first_seed + args.seeds)),
                     record=("log", 2),
                 )
                 precision = "x64" if x64 else "float32"
@@ -98,12 +109,15 @@ def main() -> None:
         rows,
         [(key, "") for key in ("algorithm", "regime", "float32", "x64", "ratio", "z", "agrees")],
     )
-    suffix = "" if args.noise == "student_t" else f"_{args.noise}"
+    suffix = ("" if args.noise == "student_t" else f"_{args.noise}") + (
+        "" if args.tie_ulps is None else f"_tie{args.tie_ulps:g}"
+    )
     common.write_json(
         f"float32_agreement{suffix}",
         {
             "horizon": args.horizon,
-            "seeds": args.seeds,
+            "tie_ulps": linalg.TIE_ULPS,
+            "seeds": [args.first_seed, args.first_seed + args.seeds - 1],
             "dim": common.D,
             "num_arms": common.K,
             "noise": args.noise,
