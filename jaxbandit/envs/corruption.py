@@ -210,7 +210,7 @@ register(
         "the first C rounds flipped, as public baseline code counts C (sum |c_t| up to 2C)",
     )
 )
-# Oblivious random signs average out. In the benchmark of docs/benchmarks/bench_cpu_2026-12-01 (T = 5000,
+# Oblivious random signs average out. In the benchmark committed at e2ec80d (its per_seed.npz; T = 5000,
 # 20 seeds, tuned constants, the 8 O(1) algorithms pooled) they added 5, 2, 16 and 27 to the uncorrupted
 # final regret at C = 10, 30, 100, 300 (s.e. 6–9; within 2 s.e. for 27 of 32 algorithm × C pairs),
 # against flip's 19, 78, 262 and 751: the scenarios repeat the baseline, so the benchmark leaves them out.
