@@ -603,3 +603,25 @@ def test_bench_command_line(tmp_path):
     )
     assert bad.returncode == 2
     assert "error: adversaries=['evil'] is invalid: choose from ['none', 'flip'" in bad.stderr
+
+
+def test_a_radius_curve_flat_within_one_standard_error_is_reported_flat(tmp_path):
+    """OFUL's tuning curve: 10 of 17 radii within their s.e. of the best is flat; CR-Hvt-UCB's curve
+    (its α held at the grid's middle, 8, during the radius search; the α rows not part of it) with 3
+    within is resolved."""
+    (tmp_path / "tuning").mkdir()
+    radii = protocol.RADIUS_GRID
+    oful = {
+        json.dumps({protocol.RADIUS: r}): [100.0 + (5.0 if i < 7 else 0.5), 1.0] for i, r in enumerate(radii)
+    }
+    cr = {
+        json.dumps({protocol.RADIUS: r, "alpha": 8.0}): [100.0 + (0.0 if i < 3 else 50.0), 1.0]
+        for i, r in enumerate(radii)
+    }
+    cr[json.dumps({protocol.RADIUS: radii[0], "alpha": 2.0})] = [100.0, 1.0]  # the alpha search: not counted
+    (tmp_path / "tuning" / "oful.json").write_text(json.dumps(oful))
+    (tmp_path / "tuning" / "cr_hvt_ucb.json").write_text(json.dumps(cr))
+    curves = bench_report.radius_curves(tmp_path, {"tuned": {"oful": {}, "cr_hvt_ucb": {}, "crt": {}}})
+    assert curves["oful"] == {"values": 17, "within": 10, "flat": True}
+    assert curves["cr_hvt_ucb"] == {"values": 17, "within": 3, "flat": False}
+    assert "crt" not in curves  # no tuning file

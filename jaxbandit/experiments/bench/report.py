@@ -560,15 +560,27 @@ def markdown(result: SweepResult, info: dict) -> str:
     lines += [
         "## Tuned constants and their search",
         "",
-        "| algorithm | tuned | settings evaluated (protocol base) | at a limit |",
-        "|---|---|---:|---|",
+        "| algorithm | tuned | settings evaluated (protocol base) | at a limit | radius curve |",
+        "|---|---|---:|---|---|",
     ]
+    curves = info.get("radius_curves", {})
     for r in searches(result, info):
         edges = ", ".join(f"{k} at its {v} limit" for k, v in r["edges"].items()) or "none"
-        lines.append(
-            f"| {r['label']} | {_constants_text(r['tuned'])} | {r['budget']} ({r['base_budget']}) | {edges} |"
+        c = curves.get(r["algorithm"])
+        shape = (
+            "—"
+            if c is None
+            else f"{'**flat**' if c['flat'] else 'resolved'} ({c['within']} of {c['values']})"
         )
-    lines += ["", f"`{protocol.RADIUS}` multiplies the algorithm's theory radius constant.", ""]
+        budget = f"{r['budget']} ({r['base_budget']})"
+        lines.append(f"| {r['label']} | {_constants_text(r['tuned'])} | {budget} | {edges} | {shape} |")
+    lines += [
+        "",
+        f"`{protocol.RADIUS}` multiplies the algorithm's theory radius constant. Radius curve: of the radius "
+        "values its search evaluated, how many have a tuning-seed mean within their own standard error of "
+        "the best one's; **flat** when more than half do (the tuning seeds do not resolve the radius).",
+        "",
+    ]
     tuned_c = len(result.coords["constants"]) - 1
     lines += [
         "## Robustness frontier (tuned constants)",
@@ -673,10 +685,39 @@ def figures(result: SweepResult, info: dict, out) -> list[Path]:
     return paths
 
 
+def radius_curves(out, info: dict) -> dict[str, dict]:
+    """Per algorithm with a ``tuning/<algorithm>.json`` in ``out``: its radius curve — the settings the
+    radius search evaluated (every other constant at the value the search held it at) — and how flat it
+    is: ``within`` of its ``values`` have a mean no more than their own standard error above the best
+    one's; ``flat`` when that is more than half of them, for then the choice of radius is not resolved
+    by the tuning seeds."""
+    curves = {}
+    for name in info.get("tuned", {}):
+        path = Path(out) / "tuning" / f"{name}.json"
+        if not path.is_file():
+            continue
+        held = {k: v for k, v in protocol.fixed(name).items()} if name in jb.registry.names() else {}
+        if name in jb.registry.names():
+            held.update({a.name: a.start for a in protocol.axes(name)[1:]})
+        rows = []
+        for key, (mean, stderr) in json.loads(path.read_text()).items():
+            setting = json.loads(key)
+            if all(abs(setting.get(k, v) - v) <= 1e-12 * max(abs(v), 1.0) for k, v in held.items()):
+                rows.append((setting[protocol.RADIUS], mean, stderr))
+        if not rows:
+            continue
+        best = min(m for _, m, _ in rows)
+        within = sum(m - best <= s for _, m, s in rows)
+        curves[name] = dict(values=len(rows), within=int(within), flat=within > len(rows) / 2)
+    return curves
+
+
 def write_report(result: SweepResult, info: dict, out) -> list[Path]:
-    """``report.md`` and the figures in ``out`` from the compact results ``result`` (:func:`compact`)."""
+    """``report.md`` and the figures in ``out`` from the compact results ``result`` (:func:`compact`)
+    and the tuning files beside them."""
     out = Path(out)
     path = out / "report.md"
+    info = {**info, "radius_curves": radius_curves(out, info)}
     text = markdown(result, info).encode()
     atomic_write_bytes(path, lambda f: f.write(text))
     return [path, *figures(result, info, out)]
