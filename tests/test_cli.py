@@ -176,3 +176,13 @@ def test_a_plugin_not_found_is_a_one_line_error(capsys):
         "error: plugin='no_such_plugin_module' was not found: give an importable module name (the current "
         "directory is searched first) or the path of a .py file\n"
     )
+
+
+def test_the_demo_with_one_seed_prints_no_standard_error_and_says_why_theory_is_linear(tmp_path, capsys):
+    from jaxbandit.experiments import demo
+
+    demo.run_demo(30, 1, tmp_path, progress=False)
+    out = capsys.readouterr().out
+    assert "1 seed (no standard error)" in out and "±" not in out
+    assert "CR-Hvt-UCB (beta_scale=0.0001)" in out  # the API's name for the radius multiplier
+    assert "its theory radius is beta = " in out and "almost linearly" in out

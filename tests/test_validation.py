@@ -212,6 +212,7 @@ CASES = [
         ["eps=0.5", "symmetric_pareto(shape=1.2)", "(0, 0.2)"],
     ),
     ("raw pareto bound", lambda: jb.noise.raw_pareto_moment_bound(1.2, 1.0, 0.4), ["eps=0.4", "(0, 0.2)"]),
+    ("heavy tail index", lambda: jb.noise.heavy_tail_index(1.0), ["eps=1.0", "(0, 1)"]),
     # --- adversaries ---
     ("flip neg", lambda: jb.corruption.flip(-1.0), ["budget=-1.0", "[0, inf]"]),
     ("flip nan", lambda: jb.corruption.flip(NAN), ["budget=nan", "[0, inf]"]),

@@ -454,6 +454,9 @@ def heavy_tail_index(eps: float) -> float:
     at 2, so that moments of order below it are finite — the (1+ε)-moment included — and the variance
     is not. (A family at ε < 1 whose variance were finite would be an ε = 1 scenario under an ε < 1
     label.)"""
+    V.check_range(
+        "eps", eps, 0.0, 1.0, low_open=True, high_open=True, required=True, why="a moment order below 1"
+    )
     return min(1.1 + float(eps), 2.0)
 
 
