@@ -183,7 +183,8 @@ def sweep(
         an entry runs ``grid`` alone. The algorithms with the same own grid run together (in lockstep,
         unless ``lockstep=False``), one program per such group, each on the same streams (the same seeds
         and keys); with ``checkpoint``, each group checkpoints in a subdirectory ``grid-<i>``. Not with
-        ``out`` (stream each algorithm into a store of its own with a sweep each).
+        ``out`` (stream each algorithm into a store of its own with a sweep each). An own axis that the
+        algorithm's factory never reads (found by tracing it, ``runner.sharing``) is refused.
 
     Raises ``ValueError`` before anything runs for a bad argument, an invalid value at any grid point,
     a grid axis that a factory reads in Python control flow (it cannot be traced), an ``out`` that
@@ -336,6 +337,27 @@ def _layout(make_algs: Mapping, make_env, names, axes) -> Layout:
     )
 
 
+def _check_read(name: str, algorithm, environment, grid, own: Mapping[str, np.ndarray]) -> None:
+    """``ValueError`` for an own axis of algorithm ``name`` that its factory never reads (a typo): every
+    value along it would run the same algorithm again."""
+    if not own:
+        return
+    shared_names, shared_axes = grid_arrays(grid)
+    point = {n: float(np.asarray(a[0], float_dtype())) for n, a in zip(shared_names, shared_axes)}
+    point.update({n: float(np.asarray(a[0], float_dtype())) for n, a in own.items()})
+    env = as_factory(environment, "environment")(point)
+    if not isinstance(env, Environment):
+        return  # the sweep itself refuses it, saying so
+    read = sharing.algorithm_axes(as_factory(algorithm, "algorithm"), point, env.dim, env.num_arms)
+    unread = [axis for axis in own if axis not in read]
+    if unread:
+        raise ValueError(
+            f"grids[{name!r}] is invalid: its axis {unread[0]!r} is never read by the factory of algorithm "
+            f"{name!r} (a typo? every value along it would repeat the same runs); the axes it reads are "
+            f"{[axis for axis in point if axis in read]}"
+        )
+
+
 def lockstep_groups(count: int, lockstep: bool) -> list[tuple[int, ...]]:
     """The indices of the algorithms each compiled program runs: all together in lockstep, or one each."""
     return [tuple(range(count))] if lockstep else [(i,) for i in range(count)]
@@ -375,6 +397,7 @@ def _sweep_own_grids(algorithm, environment, grid, grids, *, out, checkpoint, **
                 "either shared by every algorithm or its own)"
             )
         own_names, own_axes = grid_arrays(own)
+        _check_read(name, algorithm[name], environment, grid, dict(zip(own_names, own_axes)))
         key = tuple((n, tuple(a.tolist())) for n, a in zip(own_names, own_axes))
         groups.setdefault(key, []).append(name)
     results: dict[str, SweepResult] = {}
