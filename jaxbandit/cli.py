@@ -19,10 +19,12 @@ Every list option takes its values space- or comma-separated (``--algorithms ofu
 ``bench``, ``scaling``) take ``--plugin MODULE`` (repeatable): a module name (the current directory is
 searched first) or a ``.py`` file, imported before the arguments are read, so that the algorithms,
 adversaries, noise families and streams it registers are valid names; the ``jaxbandit.plugins`` entry
-points of installed distributions are loaded at start (``jb.plugins``). Progress bars are shown when
+points of installed distributions are loaded at start (``jb.plugins``): one that fails to load is
+skipped with a one-line ``warning: ...`` naming it, and every command that does not need it runs
+(``JAXBANDIT_NO_PLUGINS=1`` loads none). Progress bars are shown when
 stderr is a terminal, unless ``--progress``/``--no-progress`` says otherwise.
 
-Every ``ValueError`` from bad input (a plugin that fails to import too), and every argument error,
+Every ``ValueError`` from bad input (a ``--plugin`` that fails to import too), and every argument error,
 becomes a one-line ``error: ...`` message and exit status 2; Ctrl-C (SIGINT), a
 one-line ``interrupted: ...`` saying how to go on, and exit status 130.
 """
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from . import __version__
@@ -437,7 +440,11 @@ def main(argv=None, prog: str = "jaxbandit") -> int:
     status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        plugins.load_installed()
+        with warnings.catch_warnings():  # said once, in the CLI's own words, below
+            warnings.simplefilter("ignore", plugins.PluginWarning)
+            plugins.load_installed()
+        for failure in plugins.failures().values():
+            print(f"warning: {failure}", file=sys.stderr)
         for plugin in _plugins_named(argv):
             plugins.load(plugin)
     except ValueError as err:

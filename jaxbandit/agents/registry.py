@@ -59,7 +59,8 @@ class AlgorithmSpec(NamedTuple):
     - ``theory(problem) -> hyperparameters``: the values of the paper's theory constants;
     - ``grid``: the default tuning grid of the free constants;
     - ``cost``: ``"O(1)"`` or ``"O(t)"`` work per round; ``knowledge``: the :class:`Problem` fields
-      ``build`` reads (from ``KNOWLEDGE``); ``source``: the paper; ``color``: for plots.
+      ``build`` reads (from ``KNOWLEDGE``); ``source``: the paper; ``color``: for plots;
+    - ``module``: the module that registered it (filled in by ``register``; results record it).
     """
 
     name: str
@@ -72,6 +73,7 @@ class AlgorithmSpec(NamedTuple):
     knowledge: tuple[str, ...]
     source: str
     color: str = "tab:purple"
+    module: str = ""
 
     def make(self, problem: Problem, **overrides: ArrayLike) -> Algorithm:
         """The algorithm with its theory constants, any of them overridden."""
@@ -99,9 +101,10 @@ def _check(spec: AlgorithmSpec) -> None:
 ALGORITHMS: Registry[AlgorithmSpec] = Registry("algorithm", "algorithms", AlgorithmSpec, _check)
 
 
-def register(spec: AlgorithmSpec) -> AlgorithmSpec:
-    """Add ``spec`` (a new name, or replacing a spec of the same name); returns it."""
-    return ALGORITHMS.register(spec)
+def register(spec: AlgorithmSpec, *, replace: bool = False) -> AlgorithmSpec:
+    """Add ``spec`` under a new name (another module's name only with ``replace=True``); returns the
+    spec filed, with its ``module``."""
+    return ALGORITHMS.register(spec, replace=replace)
 
 
 def algorithms() -> dict[str, AlgorithmSpec]:

@@ -42,13 +42,15 @@ class AdversarySpec(NamedTuple):
       compiled sweep), so use ``jnp`` on it, not Python control flow; the learners are told the same C;
     - ``description``: one line saying what C means for it (reports);
     - ``takes_level``: False for an adversary without a level (``"none"``): the benchmark runs it once,
-      at C = 0, as every other one's uncorrupted baseline, instead of at every C of its grid.
+      at C = 0, as every other one's uncorrupted baseline, instead of at every C of its grid;
+    - ``module``: the module that registered it (filled in by ``register``; results record it).
     """
 
     name: str
     build: Callable[[ArrayLike, int], Adversary]
     description: str
     takes_level: bool = True
+    module: str = ""
 
 
 class NoiseSpec(NamedTuple):
@@ -62,13 +64,15 @@ class NoiseSpec(NamedTuple):
       not be;
     - ``describe(eps)``: one line naming the family built for ``eps`` (reports);
     - ``heavy_tailed``: False for a family with every moment finite: run at ε = 1 only (the variance
-      case), instead of at every ε of the grid.
+      case), instead of at every ε of the grid;
+    - ``module``: the module that registered it (filled in by ``register``; results record it).
     """
 
     name: str
     build: Callable[[float], NoiseFamily]
     describe: Callable[[float], str]
     heavy_tailed: bool = True
+    module: str = ""
 
 
 class StreamSpec(NamedTuple):
@@ -78,12 +82,14 @@ class StreamSpec(NamedTuple):
     - ``build(dim, num_arms, noise) -> Stream``: the stream of the benchmark's problem (``dim``,
       ``num_arms`` static ints; the benchmark's d = 10, K = 20), drawing η_t from ``noise`` (the family
       of the grid point, picked by a traced index: pass it to the stream, call its ``sample``);
-    - ``description``: one line saying what it draws (reports).
+    - ``description``: one line saying what it draws (reports);
+    - ``module``: the module that registered it (filled in by ``register``; results record it).
     """
 
     name: str
     build: Callable[[int, int, NoiseFamily], Stream]
     description: str
+    module: str = ""
 
 
 def _check_adversary(spec: AdversarySpec) -> None:
