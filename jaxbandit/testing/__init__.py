@@ -11,7 +11,9 @@ traced (a sweep's grid axis) without recompiling; and ``uses_revealed_nu`` tells
 ``check_environment(env)`` checks a stream (shapes, dtypes, means = contexts·θ*, the stream a function
 of (key, θ*, t) alone) and its adversary (pure as the stream is: the same program traced twice, the same
 output called twice, eager equal to jitted over a run; finite feedback, reward = mean + η + c, the
-declared budget), and the pair bitwise equal under ``vmap`` and chunking.
+declared budget), and the pair bitwise equal under ``vmap`` and chunking. ``check_noise(family)`` checks a
+noise family: draws of the default dtype that depend on the key, zero mean and the declared moment bound
+(statistical tests on fixed seeds, each with a false-alarm rate of at most 1e-6).
 
 Both return None when every property holds and raise ``AssertionError`` on the first that fails, with a
 message naming the checker, the algorithm or environment, the property's short id and, where there is
@@ -43,5 +45,6 @@ history size it by their own horizon).
 
 from ._algorithm import check_algorithm
 from ._environment import check_environment
+from ._noise import check_noise
 
-__all__ = ["check_algorithm", "check_environment"]
+__all__ = ["check_algorithm", "check_environment", "check_noise"]
