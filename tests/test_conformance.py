@@ -2,8 +2,11 @@
 the noise families' properties (``check_noise``), the streams' and randomised algorithms' properties,
 and the policy kinds the tie property applies to."""
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import jaxbandit as jb
@@ -88,3 +91,171 @@ def test_check_noise_is_deterministic_and_refuses_bad_arguments():
         testing.check_noise(jb.noise.student_t(1.5), eps=(1.0,))
     with pytest.raises(ValueError, match=r"samples=100 is invalid"):
         testing.check_noise(GAUSSIAN, samples=100)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Streams: the bounds the learners are told, and the key
+
+
+D, K = 3, 5
+
+
+def _linear(**kwargs):
+    return jb.envs.linear(D, K, noise=jb.noise.student_t(3.0), **kwargs)
+
+
+def _with_draw(env, draw=None, init=None):
+    stream = env.stream
+    changes = {}
+    if draw is not None:
+        changes["draw"] = lambda key, theta, t: draw(stream.draw, key, theta, t)
+    if init is not None:
+        changes["init"] = init
+    return env._replace(stream=stream._replace(**changes))
+
+
+def _scaled_contexts(base, key, theta, t):
+    """Contexts of norm up to √3 ≈ 1.73, the means kept consistent."""
+    rnd = base(key, theta, t)
+    X = rnd.contexts * jnp.sqrt(3.0)
+    return rnd._replace(contexts=X, means=X @ theta)
+
+
+def _keyless(base, key, theta, t):
+    return base(jax.random.fold_in(jax.random.key(0), t), theta, t)
+
+
+BROKEN_STREAMS = {  # name: (environment, property, a part of the message)
+    "contexts of norm up to 1.73": (
+        lambda: _with_draw(_linear(), _scaled_contexts),
+        "stream_bounds",
+        "exceeds L = 1: draw contexts within L",
+    ),
+    "theta_star of norm 2": (
+        lambda: _with_draw(_linear(), init=lambda key: 2.0 * jb.envs.uniform_sphere(key, (D,), 1.0)),
+        "stream_bounds",
+        "||theta_star|| = 2 exceeds S = 1",
+    ),
+    "ignores its key": (
+        lambda: _with_draw(_linear(), _keyless, init=lambda key: _linear().stream.init(jax.random.key(0))),
+        "stream_uses_key",
+        "are the same under two keys",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN_STREAMS))
+def test_broken_stream_is_caught(name):
+    make, prop, part = BROKEN_STREAMS[name]
+    match = rf"^check_environment\({name}\): property '{prop}' failed"
+    with pytest.raises(AssertionError, match=match) as info:
+        testing.check_environment(make(), name=name)
+    assert part in str(info.value)
+
+
+def test_streams_within_their_declared_bounds_pass():
+    # the bounds a learner is told, when they are not 1
+    testing.check_environment(_linear(S=2.0, L=3.0), S=2.0, L=3.0)
+    # a stream that keeps theta_star fixed but draws its contexts and noise from the key
+    testing.check_environment(_with_draw(_linear(), init=lambda key: jnp.ones(D) / jnp.sqrt(D)))
+    # a replay ignores its keys by design: it holds its rounds
+    T = 12
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(T, K, D))
+    X /= np.linalg.norm(X, axis=-1, keepdims=True)
+    env = jb.envs.replay(theta_star=np.ones(D) / np.sqrt(D), contexts=X, noise=rng.normal(size=T))
+    testing.check_environment(env)
+    with pytest.raises(ValueError, match=r"L=0.0 is invalid"):
+        testing.check_environment(_linear(), L=0.0)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Algorithms: the policy kinds the tie rule applies to, and a randomised algorithm's key
+
+
+class RidgeState(NamedTuple):
+    V_inv: jax.Array  # [d, d]
+    b: jax.Array  # [d]
+    t: jax.Array  # int32
+
+
+def ridge(p, *, explore=None, warm_start=False, fixed_key=False, policy="argmax"):
+    """Ridge UCB (conforming); ``explore``: ε-greedy, a uniformly random arm with probability ε drawn
+    from its key (``fixed_key``: from jax.random.key(0) instead); ``warm_start``: round t ≤ K plays arm
+    t − 1."""
+    beta = jnp.asarray(p["beta"], jnp.result_type(float))
+    randomized = explore is not None
+
+    def init():
+        dtype = jnp.result_type(float)
+        return RidgeState(jnp.eye(D, dtype=dtype), jnp.zeros(D, dtype), jnp.zeros((), jnp.int32))
+
+    def select(state, contexts, *key):
+        theta = jb.linalg.matvec(state.V_inv, state.b)
+        arm = jb.linalg.select_ucb(contexts, theta, state.V_inv, beta)
+        if randomized:
+            k = jax.random.key(0) if fixed_key else key[0]
+            k_coin, k_arm = jax.random.split(k)
+            coin = jax.random.uniform(k_coin) < explore
+            arm = jnp.where(coin, jax.random.randint(k_arm, (), 0, K, jnp.int32), arm)
+        if warm_start:
+            arm = jnp.where(state.t < K, state.t, arm)
+        return arm
+
+    def update(state, x, reward, nu, *key):
+        r = jb.linalg.clamp_reward(reward, state.b.dtype)
+        one = jnp.ones((), x.dtype)
+        return RidgeState(jb.linalg.sherman_morrison(state.V_inv, x, one), state.b + r * x, state.t + 1)
+
+    return jb.Algorithm(init, select, update, randomized=randomized, policy=policy)
+
+
+def _check(factory, **kwargs):
+    testing.check_algorithm(factory, {"beta": 1.0}, dim=D, num_arms=K, name="ridge", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        dict(),
+        dict(explore=0.2, policy="mixed"),
+        dict(warm_start=True, policy="mixed"),
+        dict(explore=0.2, warm_start=True, policy="mixed"),
+        dict(policy="mixed"),  # an argmax policy declared mixed: its score-following rounds still checked
+    ],
+)
+def test_correct_policies_of_every_kind_pass(variant):
+    _check(lambda p: ridge(p, **variant))
+
+
+@pytest.mark.parametrize("variant", [dict(explore=0.2), dict(warm_start=True)])
+def test_an_undeclared_mixed_policy_is_told_to_declare_itself(variant):
+    with pytest.raises(AssertionError, match=r"property 'tie_lowest_index' failed in round") as info:
+        _check(lambda p: ridge(p, **variant))
+    assert "declare jb.Algorithm(..., policy='mixed')" in str(info.value)
+
+
+def test_a_mixed_policy_that_breaks_ties_to_the_highest_index_is_caught():
+    def highest(p):
+        alg = ridge(p, warm_start=True, policy="mixed")
+
+        def select(state, contexts):
+            theta = jb.linalg.matvec(state.V_inv, state.b)
+            s = jb.linalg.dot(contexts, theta) + jb.linalg.ellipsoid_norm(state.V_inv, contexts)
+            arm = (K - 1 - jnp.argmax(s[::-1])).astype(jnp.int32)
+            return jnp.where(state.t < K, state.t, arm)
+
+        return alg._replace(select=select)
+
+    with pytest.raises(AssertionError, match=r"property 'tie_lowest_index' failed in round (6|7|8|9)"):
+        _check(highest)
+
+
+def test_a_randomized_algorithm_drawing_from_a_fixed_key_is_caught():
+    with pytest.raises(AssertionError, match=r"property 'randomized_uses_key' failed: randomized=True, but"):
+        _check(lambda p: ridge(p, explore=0.2, fixed_key=True, policy="mixed"))
+
+
+def test_an_unknown_policy_is_refused():
+    with pytest.raises(AssertionError, match=r"'algorithm_type' failed: Algorithm.policy='greedy' is not"):
+        _check(lambda p: ridge(p, policy="greedy"))

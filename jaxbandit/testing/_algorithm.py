@@ -16,7 +16,7 @@ import numpy as np
 from ..core import validation as V
 from ..core.dtypes import float_dtype
 from ..core.linalg import dot
-from ..core.types import Algorithm, select_action, update_state
+from ..core.types import POLICIES, Algorithm, select_action, update_state
 from ._common import (
     _BATCH_HINT,
     BATCH,
@@ -139,9 +139,9 @@ def check_algorithm(
 
     The properties, checked in this order (each a private ``_check_<id>``): ``algorithm_type``,
     ``state_dtypes_shapes``, ``action_dtype``, ``pure``, ``tie_lowest_index``, ``jit_equals_eager``,
-    ``finite_under_extreme_rewards``, ``traceable_hyperparameters``, ``vmap_bitwise``,
-    ``uses_revealed_nu``. Returns None; raises ``AssertionError`` naming the first that fails, and
-    ``ValueError`` for bad arguments (also when the factory itself refuses ``params``).
+    ``randomized_uses_key``, ``finite_under_extreme_rewards``, ``traceable_hyperparameters``,
+    ``vmap_bitwise``, ``uses_revealed_nu``. Returns None; raises ``AssertionError`` naming the first
+    that fails, and ``ValueError`` for bad arguments (also when the factory itself refuses ``params``).
     """
     if not callable(factory):
         raise ValueError(f"factory={factory!r} is invalid: it must be a function params -> jb.Algorithm")
@@ -168,6 +168,7 @@ def check_algorithm(
         _check_pure,
         _check_tie_lowest_index,
         _check_jit_equals_eager,
+        _check_randomized_uses_key,
         _check_finite_under_extreme_rewards,
         _check_traceable_hyperparameters,
         _check_vmap_bitwise,
@@ -203,6 +204,8 @@ def _check_algorithm_type(rep: _Report, alg) -> None:
     for field in ("uses_revealed_nu", "randomized"):
         if not isinstance(getattr(alg, field), (bool, np.bool_)):
             rep.fail(prop, f"Algorithm.{field}={getattr(alg, field)!r} is not a bool")
+    if alg.policy not in POLICIES:
+        rep.fail(prop, f"Algorithm.policy={alg.policy!r} is not one of {POLICIES}")
 
 
 def _check_state_dtypes_shapes(rep: _Report, case: _Case) -> None:
@@ -314,8 +317,12 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
     """``tie_lowest_index``: from the state before every round t of the reference run (the initial state
     for t = 1), with the same select key, (a) with all K contexts equal to the chosen arm's, select picks
     arm 0; (b) with the chosen arm a's context copied to arm i = 0 (or to arm K − 1 when a = 0), the two tie
-    and select picks min(a, i). (b) assumes the choice is an argmax of per-arm scores, and is inapplicable
-    for K = 1, where (a) alone is checked."""
+    and select picks min(a, i). (b) is inapplicable for K = 1, where (a) alone is checked.
+
+    The rule is about choices made by scores. An ``"argmax"`` policy (``Algorithm.policy``) is checked
+    in every round. A ``"mixed"`` one only in the rounds whose choice follows the contexts: with the
+    arms' contexts shifted by one arm (arm i + 1 gets arm i's), select picks another arm than it did; a
+    round whose choice stays (ε-greedy's random arm, a round-robin warm start) is exempt."""
     prop, alg, data, K = "tie_lowest_index", case.alg, case.data, case.num_arms
     with rep.guard(prop):
         actions, _ = case.reference
@@ -326,13 +333,25 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
         select_keys = _select_keys(case.key, case.horizon)
         select = _compiled(jax.vmap(lambda s, X, k: select_action(alg, s, X, k)))
         contexts = np.asarray(data.contexts)
+        checked = np.ones(case.horizon, bool)
+        if alg.policy == "mixed" and K > 1:
+            shifted = np.asarray(select(before, jnp.asarray(np.roll(contexts, 1, axis=1)), select_keys))
+            checked = shifted != actions
+        hint = (
+            ""
+            if alg.policy == "mixed"
+            else "; if select does not choose by an argmax of per-arm scores in every round (ε-greedy's "
+            "random arm, a round-robin warm start), declare jb.Algorithm(..., policy='mixed')"
+        )
         chosen = contexts[rounds, actions]
         equal = np.broadcast_to(chosen[:, None, :], contexts.shape)
         got = np.asarray(select(before, jnp.asarray(equal), select_keys))
-        bad = np.flatnonzero(got != 0)
+        bad = np.flatnonzero((got != 0) & checked)
         if bad.size:
             t = int(bad[0])
-            rep.fail(prop, f"with all {K} contexts equal, select chose arm {int(got[t])}, not arm 0", t=t)
+            rep.fail(
+                prop, f"with all {K} contexts equal, select chose arm {int(got[t])}, not arm 0{hint}", t=t
+            )
         if K == 1:
             return
         target = np.where(actions > 0, 0, K - 1)
@@ -340,14 +359,14 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
         copied[rounds, target] = chosen
         got = np.asarray(select(before, jnp.asarray(copied), select_keys))
         expected = np.minimum(actions, target)
-        bad = np.flatnonzero(got != expected)
+        bad = np.flatnonzero((got != expected) & checked)
         if bad.size:
             t = int(bad[0])
             rep.fail(
                 prop,
                 f"select chose arm {int(actions[t])}; with its context copied to arm "
                 f"{int(target[t])} the two tie, and select chose arm {int(got[t])}, not the "
-                f"lowest index {int(expected[t])}",
+                f"lowest index {int(expected[t])}{hint}",
                 t=t,
             )
 
@@ -420,6 +439,25 @@ def _check_jit_equals_eager(rep: _Report, case: _Case) -> None:
                 f"{_rtol():g}·max(1, |leaf|))",
                 t=t,
                 cause=err,
+            )
+
+
+def _check_randomized_uses_key(rep: _Report, case: _Case) -> None:
+    """``randomized_uses_key``: a ``randomized`` algorithm's runs under the ``EAGER_KEYS`` agent keys
+    differ (in some action or state): one that draws from a fixed key (``jax.random.key(0)``) instead of
+    the key it is passed makes every seed of a sweep the same run. Not applicable to a deterministic
+    algorithm, which is never passed a key."""
+    prop = "randomized_uses_key"
+    if not case.alg.randomized:
+        return
+    with rep.guard(prop):
+        runs = [case.reference] + [_host(case.run(case.data, key)) for key in case.keys[1:]]
+        if all(_first_difference(runs[0], other) is None for other in runs[1:]):
+            rep.fail(
+                prop,
+                f"randomized=True, but its runs under {len(runs)} different agent keys are the same "
+                f"({case.horizon} rounds, actions and states): select and update must draw from the key "
+                "they are passed (their last argument), not a fixed one such as jax.random.key(0)",
             )
 
 
