@@ -259,3 +259,101 @@ def test_a_randomized_algorithm_drawing_from_a_fixed_key_is_caught():
 def test_an_unknown_policy_is_refused():
     with pytest.raises(AssertionError, match=r"'algorithm_type' failed: Algorithm.policy='greedy' is not"):
         _check(lambda p: ridge(p, policy="greedy"))
+
+
+# --------------------------------------------------------------------------------------------------------
+# Late bugs: the default probe reaches round 128, or the algorithm's own horizon where that is shorter
+
+
+def late(p, flaw):
+    """Ridge UCB built for T = 200 that breaks after round ~45."""
+    alg = ridge(p)
+
+    def select(state, contexts):
+        arm = alg.select(state, contexts)
+        if flaw == "out_of_range":  # an arm index outside [0, K) once every score is negative, late
+            theta = jb.linalg.matvec(state.V_inv, state.b)
+            negative = jnp.all(jb.linalg.dot(contexts, theta) < 0.0)
+            return jnp.where((state.t >= 45) & negative, jnp.int32(K), arm)
+        return arm
+
+    def update(state, x, reward, nu):
+        new = alg.update(state, x, reward, nu)
+        if flaw == "divide_by_zero":  # 1/0 in a branch taken after round 50
+            bad = jax.lax.cond(state.t > 50, lambda b: b / 0.0, lambda b: b, new.b)
+            return new._replace(b=bad)
+        return new
+
+    return alg._replace(select=select, update=update, horizon=200)
+
+
+@pytest.mark.parametrize(
+    ("flaw", "prop"),
+    [("out_of_range", "action_dtype"), ("divide_by_zero", "finite_under_extreme_rewards")],
+)
+def test_a_late_bug_of_an_algorithm_is_caught_at_the_default_probe(flaw, prop):
+    with pytest.raises(AssertionError, match=rf"property '{prop}' failed in round (4[6-9]|[5-9]\d|1[01]\d)"):
+        _check(lambda p: late(p, flaw))
+
+
+def test_the_probe_is_the_algorithm_s_own_horizon_where_that_is_shorter():
+    # built for 40 rounds, it never reaches its late bug: checked over its 40 rounds, it passes
+    _check(lambda p: late(p, "divide_by_zero")._replace(horizon=40))
+
+
+def capping_until(budget, until):
+    """Flips every round's reward within the budget, until round ``until``; then stops capping."""
+    C = jnp.asarray(budget, jnp.result_type(float))
+
+    def corrupt(spent, view):
+        c = -2.0 * view.means[view.action]
+        capped = jnp.sign(c) * jnp.minimum(jnp.abs(c), jnp.maximum(C - spent, 0.0))
+        c = jnp.where(view.t > until, c, capped)
+        return c, spent + jnp.abs(c)
+
+    return jb.Adversary("late_cap", lambda: jnp.zeros((), C.dtype), corrupt, budget=lambda: C)
+
+
+def test_an_adversary_that_stops_capping_after_round_50_is_caught_at_the_default_probe():
+    with pytest.raises(AssertionError, match=r"property 'budget' failed in round (5[2-9]|[6-9]\d|1[01]\d)"):
+        testing.check_environment(_linear(corruption=capping_until(2.0, 50)), name="late")
+
+
+# --------------------------------------------------------------------------------------------------------
+# Messages that point at the fix
+
+
+def test_a_tracer_error_is_said_to_be_in_update_with_the_fix():
+    def branching(p):
+        alg = ridge(p)
+
+        def update(state, x, reward, nu):
+            if reward > 0:  # Python control flow on a traced value
+                return alg.update(state, x, reward, nu)
+            return state
+
+        return alg._replace(update=update)
+
+    with pytest.raises(AssertionError) as info:
+        _check(branching)
+    message = str(info.value)
+    assert "update raised TracerBoolConversionError" in message, message
+    assert "use jnp.where, lax.cond or lax.select" in message
+
+
+def test_a_nan_from_a_zero_context_coordinate_is_not_blamed_on_the_noise():
+    def divides(p):
+        alg = ridge(p)
+
+        def update(state, x, reward, nu):
+            new = alg.update(state, x, reward, nu)
+            return new._replace(b=new.b + jnp.sum(1.0 / x) * 0.0)  # 0/0 or inf*0 where a coordinate is 0
+
+        return alg._replace(update=update)
+
+    with pytest.raises(AssertionError, match=r"'finite_under_extreme_rewards' failed in round") as info:
+        _check(divides)
+    message = str(info.value)
+    # round 1 of the extreme stream has eta = inf, but the same update with reward 0 is not finite either
+    assert "not the reward alone" in message and "clamp" not in message, message
+    assert "the chosen context has 2 of its 3 coordinates 0: look for a division by a context" in message

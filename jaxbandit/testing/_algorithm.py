@@ -123,7 +123,7 @@ def check_algorithm(
     *,
     dim: int,
     num_arms: int,
-    horizon: int = DEFAULT_HORIZON,
+    horizon: int | None = None,
     name: str | None = None,
 ) -> None:
     """Check that ``factory(params)`` is a conforming :class:`jaxbandit.Algorithm`.
@@ -134,7 +134,8 @@ def check_algorithm(
       dim: the dimension d to test with (the factory must build for this ``dim``).
       num_arms: the number of arms K to test with.
       horizon: rounds per synthetic run (≥ ``MIN_HORIZON``; the factory's own horizon must be at least
-        this).
+        this). Default: ``DEFAULT_HORIZON`` = 128, or the algorithm's declared ``horizon`` where that is
+        shorter (at least ``MIN_HORIZON``). A bug that shows only after round 128 needs it set longer.
       name: the algorithm's name in messages (default: the factory's ``__qualname__``).
 
     The properties, checked in this order (each a private ``_check_<id>``): ``algorithm_type``,
@@ -148,7 +149,8 @@ def check_algorithm(
     params = _check_params(params)
     dim = V.check_int("dim", dim)
     num_arms = V.check_int("num_arms", num_arms)
-    horizon = V.check_int("horizon", horizon, low=MIN_HORIZON)
+    if horizon is not None:
+        horizon = V.check_int("horizon", horizon, low=MIN_HORIZON)
     label = _check_name(name, getattr(factory, "__qualname__", type(factory).__name__))
     rep = _Report("check_algorithm", label)
 
@@ -161,6 +163,10 @@ def check_algorithm(
             "algorithm_type", f"factory(params) raised {type(err).__name__}: {_first_line(err)}", cause=err
         )
     _check_algorithm_type(rep, alg)
+    rep.functions = {"init": alg.init, "select": alg.select, "update": alg.update}
+    if horizon is None:
+        declared = alg.horizon if isinstance(alg.horizon, int) and alg.horizon > 0 else DEFAULT_HORIZON
+        horizon = max(MIN_HORIZON, min(DEFAULT_HORIZON, declared))
     case = _Case(factory, params, alg, dim, num_arms, horizon)
     for check in (
         _check_state_dtypes_shapes,
@@ -403,7 +409,8 @@ def _check_jit_equals_eager(rep: _Report, case: _Case) -> None:
                         f"in run {i + 1} of {len(case.keys)} (agent key {i + 1}), select chose arm {eager} "
                         f"eagerly but arm {int(actions[t])} under jax.jit, from the same state and key: it "
                         "must compute the same traced and untraced (no branch on isinstance(x, "
-                        "jax.core.Tracer))",
+                        "jax.core.Tracer); no host callback, jax.pure_callback or io_callback, reading "
+                        "Python state)",
                         t=t,
                     )
         n = min(EAGER_ROUNDS, case.horizon)
@@ -506,14 +513,60 @@ def _check_finite_under_extreme_rewards(rep: _Report, case: _Case) -> None:
                 chex.assert_tree_all_finite(states)
             except AssertionError as err:
                 t, path = _first_nonfinite(states)
-                reward = float(np.asarray(data.eta)[t])
+                eta = float(np.asarray(data.eta)[t])
+                x = np.asarray(data.contexts)[t, int(actions[t])]
+                zeros = int(np.sum(x == 0))
+                if not np.isfinite(eta) and _finite_with_a_finite_reward(case, states, data, actions, t):
+                    eta = 0.0  # the same update with a finite reward stays finite: the reward's fault
+                    cause_hint = (
+                        "the reward was infinite (the same update with reward 0 stays finite): clamp it "
+                        "before using it (jb.linalg.clamp_reward), as every library algorithm does"
+                    )
+                elif np.isfinite(eta) or zeros:
+                    cause_hint = (
+                        f"{'the reward was finite' if np.isfinite(eta) else _NOT_THE_REWARD}, "
+                        f"and the chosen context has {zeros} of its {x.size} coordinates 0: look for a "
+                        "division by a context coordinate, a norm or a variance that can be 0"
+                        if zeros
+                        else "the reward and the chosen context were finite: look for a division by a "
+                        "quantity that can be 0, or a log/sqrt of one that can be negative"
+                    )
+                else:
+                    cause_hint = (
+                        "the reward was infinite: clamp it before using it (jb.linalg.clamp_reward), as "
+                        "every library algorithm does"
+                    )
+                eta = float(np.asarray(data.eta)[t])
                 rep.fail(
                     prop,
-                    f"on {what}, after a round with noise eta={_num(reward)} (reward "
-                    f"mean + eta), state leaf {path} is not finite",
+                    f"on {what}, after a round with noise eta={_num(eta)} (reward mean + eta) and arm "
+                    f"{int(actions[t])} chosen, state leaf {path} is not finite; {cause_hint}",
                     t=t,
                     cause=err,
                 )
+
+
+_NOT_THE_REWARD = "not the reward alone (the same update with reward 0 is not finite either)"
+
+
+def _finite_with_a_finite_reward(case: _Case, states, data, actions, t: int) -> bool:
+    """Whether round ``t``'s update, from the run's state before it and with its context, gives a finite
+    state with reward 0 (False also when that cannot be tried: a state holding PRNG keys)."""
+    try:
+        before = (
+            case.alg.init() if t == 0 else jax.tree_util.tree_map(lambda s: jnp.asarray(s[t - 1]), states)
+        )
+        x = jnp.asarray(np.asarray(data.contexts)[t, int(actions[t])])
+        _, k_update = _round_keys(case.key, t)
+        reward = jnp.zeros((), float_dtype())
+        after = update_state(case.alg, before, x, reward, jnp.asarray(np.asarray(data.nu)[t]), k_update)
+        return all(
+            bool(np.all(np.isfinite(leaf)))
+            for leaf in jax.tree_util.tree_leaves(_host(after))
+            if np.issubdtype(np.asarray(leaf).dtype, np.floating)
+        )
+    except Exception:  # a state that cannot be rebuilt from its host copy: no diagnosis
+        return False
 
 
 def _check_traceable_hyperparameters(rep: _Report, case: _Case) -> None:

@@ -61,8 +61,9 @@ def check_environment(
 
     Args:
       env: the environment (``jb.envs.linear``, ``jb.envs.replay`` or your own).
-      horizon: rounds per run (≥ 2; default ``DEFAULT_HORIZON``, or the environment's horizon if
-        shorter; at most ``env.horizon`` when that is set).
+      horizon: rounds per run (≥ 2; default ``DEFAULT_HORIZON`` = 128, or the environment's horizon if
+        shorter; at most ``env.horizon`` when that is set). An adversary or stream that changes only
+        after round 128 needs it set longer.
       name: the environment's name in messages (default: its stream's factory and adversary's names).
       S: the bound the learners are told on ‖θ*‖ (``jb.registry.Problem``'s; the library's streams'
         default is 1).
@@ -93,6 +94,12 @@ def check_environment(
     draw_name = getattr(env.stream.draw, "__qualname__", "stream").split(".<locals>")[0]
     rep = _Report("check_environment", _check_name(name, f"{draw_name}+{env.adversary.name}"))
     case = _EnvCase(env, horizon, float(S), float(L))
+    rep.functions = {
+        "stream.init": env.stream.init,
+        "stream.draw": env.stream.draw,
+        "adversary.init": env.adversary.init,
+        "adversary.corrupt": env.adversary.corrupt,
+    }
     for check in (
         _check_stream_shapes_dtypes,
         _check_stream_deterministic,
