@@ -357,3 +357,42 @@ def test_a_nan_from_a_zero_context_coordinate_is_not_blamed_on_the_noise():
     # round 1 of the extreme stream has eta = inf, but the same update with reward 0 is not finite either
     assert "not the reward alone" in message and "clamp" not in message, message
     assert "the chosen context has 2 of its 3 coordinates 0: look for a division by a context" in message
+
+
+# --------------------------------------------------------------------------------------------------------
+# Run time: an arm outside [0, K) is never played as a silently clamped arm
+
+
+def _out_of_range_from(round_index):
+    def make(p):
+        alg = ridge(p)
+        return alg._replace(
+            select=lambda state, contexts: jnp.where(
+                state.t >= round_index, jnp.int32(K), alg.select(state, contexts)
+            )
+        )
+
+    return make
+
+
+def test_simulate_marks_an_out_of_range_arm_with_nan_regret_and_reward():
+    T = 30
+    out = jb.simulate(_out_of_range_from(20)({"beta": 1.0}), _linear(), jax.random.key(0), horizon=T)
+    regret, reward, action = (np.asarray(x) for x in (out.regret, out.reward, out.action))
+    assert np.all(np.isfinite(regret[:20])) and np.all(np.isnan(regret[20:]))
+    assert np.all(np.isnan(reward[20:])) and np.all(action[20:] == K)  # the index returned, not clamped
+
+
+@pytest.mark.parametrize("record", ["all", ("log", 5)])
+def test_sweep_refuses_an_algorithm_choosing_an_arm_outside_the_range(record):
+    algorithms = {"good": lambda p: ridge(p), "bad": _out_of_range_from(12)}
+    with pytest.raises(
+        ValueError,
+        match=r"an algorithm chose an arm outside \[0, K\) .* in 2 run\(s\), first at algorithm='bad', "
+        r"beta=1.0, seed=0, by round \d+: the round's regret is NaN",
+    ):
+        jb.sweep(algorithms, _linear(), {"beta": [1.0]}, horizon=20, seeds=2, record=record)
+    good = jb.sweep(
+        {"good": lambda p: ridge(p)}, _linear(), {"beta": [1.0]}, horizon=20, seeds=2, record=record
+    )
+    assert np.all(np.isfinite(good.cumulative_regret))

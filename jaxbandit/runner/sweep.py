@@ -186,6 +186,9 @@ def sweep(
         ``out`` (stream each algorithm into a store of its own with a sweep each). An own axis that the
         algorithm's factory never reads (found by tracing it, ``runner.sharing``) is refused.
 
+    An algorithm choosing an arm outside [0, K) is refused with a ``ValueError`` after the run (its round's
+    regret is NaN, never a clamped arm's; checked on results held in memory, not on an ``out`` store).
+
     Raises ``ValueError`` before anything runs for a bad argument, an invalid value at any grid point,
     a grid axis that a factory reads in Python control flow (it cannot be traced), an ``out`` that
     is not a ``.zarr`` path or that holds something other than this sweep's store, a checkpoint of
@@ -316,7 +319,29 @@ def sweep(
     data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
     if not lead:
         data = {field: arr[0] for field, arr in data.items()}
+    _refuse_invalid_actions(data, dims, coords)
     return SweepResult(dims=dims, coords=coords, data=data, meta=meta)
+
+
+def _refuse_invalid_actions(data: Mapping[str, np.ndarray], dims, coords) -> None:
+    """``ValueError`` naming the first run in which an algorithm chose an arm outside [0, K): the runner
+    makes that round's regret NaN (``simulate.respond_and_learn``) rather than play a clamped arm."""
+    field = "cumulative_regret" if "cumulative_regret" in data else "regret"
+    if field not in data:
+        return
+    bad = np.argwhere(np.isnan(data[field]))
+    if not bad.size:
+        return
+    where = {dim: coords[dim][i] for dim, i in zip(dims, bad[0]) if dim in coords}
+    said = ", ".join(f"{dim}={np.asarray(v).item()!r}" for dim, v in where.items() if dim != "round")
+    runs = len({tuple(i[:-1]) for i in bad})
+    by_round = np.asarray(where.get("round", -1)).item()
+    raise ValueError(
+        f"an algorithm chose an arm outside [0, K) (or the stream drew a non-finite mean) in {runs} run(s), "
+        f"first at {said or 'the run'}, by round {by_round}: the round's regret is NaN instead of a "
+        "clamped arm's; jb.testing.check_algorithm(factory, params, dim=, num_arms=, "
+        "horizon=) finds such a select (property 'action_dtype')"
+    )
 
 
 def _layout(make_algs: Mapping, make_env, names, axes) -> Layout:
