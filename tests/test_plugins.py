@@ -600,6 +600,11 @@ def test_a_plugin_runs_in_the_benchmark_and_figure1_from_the_command_line(plugin
     _run_cli(["bench", "--plugin", "mymod", *BENCH_TINY, *names, "--out", "b"], plugin_dir, env)
     info = json.loads((plugin_dir / "b" / "bench.json").read_text())
     assert info["settings"]["algorithms"] == ["clip_ucb", "oful"]
+    assert info["provenance"]["algorithms"] == {"clip_ucb": "mymod", "oful": "jaxbandit.agents.oful"}
+    assert info["provenance"]["adversaries"] == {"none": "jaxbandit.envs.corruption", "optimal_arm": "mymod"}
+    assert info["provenance"]["noises"] == {"laplace": "mymod"} and info["provenance"]["stream"] == {
+        "pool": "mymod"
+    }
     assert [a["name"] for a in info["attacks"]] == ["none", "optimal_arm C=40"]
     assert [n["family"] for n in info["noises"]] == ["laplace"]
     assert (
@@ -613,6 +618,7 @@ def test_a_plugin_runs_in_the_benchmark_and_figure1_from_the_command_line(plugin
     _run_cli(["figure1", "--plugin", str(plugin_dir / "mymod.py"), *fig], plugin_dir, env)
     data = json.loads((plugin_dir / "f" / "figure1.json").read_text())
     assert list(data["methods"]) == ["clip_ucb"] and data["methods"]["clip_ucb"]["label"] == "clip-UCB"
+    assert data["methods"]["clip_ucb"]["module"] == "mymod"
 
 
 @pytest.mark.slow
