@@ -18,26 +18,24 @@ or the ``jaxbandit.plugins`` entry-point group (``jb.plugins``), loaded the firs
 read.
 """
 
-from .agents.registry import (
+from .core.registry import (
     BETA_SCALES,
     COSTS,
     KNOWLEDGE,
+    AdversarySpec,
     AlgorithmSpec,
     Hyperparameters,
-    Problem,
-    algorithm,
-    algorithms,
-    names,
-)
-from .core.registry import register
-from .envs.registry import (
-    AdversarySpec,
     NoiseSpec,
+    Problem,
     StreamSpec,
     adversaries,
     adversary,
+    algorithm,
+    algorithms,
+    names,
     noise,
     noises,
+    register,
     stream,
     streams,
 )
