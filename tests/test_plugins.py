@@ -646,3 +646,46 @@ def test_the_extension_guide_s_examples_run(isolated):
     env = bench.environment_factory(bench.scenarios(settings))({"noise": 0.0, "attack": 0.0})
     theta = env.stream.init(jax.random.key(0))  # the registered pool stream, at the benchmark's d and K
     assert env.stream.draw(jax.random.key(1), theta, jnp.int32(0)).contexts.shape == (20, 10)
+
+
+# --------------------------------------------------------------------------------------------------------
+# The benchmark vets a plugin's pieces before it runs
+
+
+def _overspending(budget):
+    """Corrupts by up to 2·C in all, declaring no budget: its Σ|c_t| contradicts the label Σ|c_t| <= C."""
+    C = jnp.asarray(budget, jnp.result_type(float))
+
+    def corrupt(spent, view):
+        c = jnp.minimum(1.0, jnp.maximum(2.0 * C - spent, 0.0))
+        return c, spent + c
+
+    return jb.Adversary("overspending", lambda: jnp.zeros((), C.dtype), corrupt)
+
+
+def _biased(eps):
+    g = jb.noise.gaussian(1.0)
+    return g._replace(name="biased", sample=lambda k, t: (g.sample(k, t)[0] + 0.5, g.sample(k, t)[1]))
+
+
+def test_the_benchmark_vets_a_plugin_s_pieces_before_it_runs(isolated, plugin_dir):
+    from jaxbandit import cli
+
+    plugins.load(str(plugin_dir / "mymod.py"))  # a plugin's correct pieces pass
+    settings = bench.make_settings(
+        quick=True, adversaries=("optimal_arm",), noises=("laplace",), stream="pool"
+    )
+    cli.vet_plugin_pieces(settings)
+    jb.registry.register(jb.registry.AdversarySpec("over", lambda C, d: _overspending(C), "sum |c_t| <= C"))
+    jb.registry.register(jb.registry.NoiseSpec("biased", _biased, lambda e: "N(0.5, 1)", heavy_tailed=False))
+    over = bench.make_settings(quick=True, adversaries=("over",), noises=("gaussian",))
+    with pytest.raises(
+        ValueError,
+        match=r"^--adversaries over \(registered by the plugin module 'test_plugins'\) fails jb.testing, so "
+        r"the benchmark's label for it would not hold: check_environment\(over C=\d+\): property 'budget' "
+        r"failed",
+    ):
+        cli.vet_plugin_pieces(over)
+    biased = bench.make_settings(quick=True, adversaries=("none",), noises=("biased",))
+    with pytest.raises(ValueError, match=r"^--noises biased .* property 'zero_mean' failed"):
+        cli.vet_plugin_pieces(biased)

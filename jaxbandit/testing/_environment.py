@@ -446,7 +446,8 @@ def _check_adversary_dtypes(rep: _Report, case: _EnvCase) -> None:
 
 
 def _check_adversary_run(rep: _Report, case: _EnvCase) -> None:
-    """``adversary_run``: in every round of the reference run, the regret is finite and ≥ 0 and equals
+    """``adversary_run``: in every round of the reference run, the regret is finite and ≥ 0 (to the
+    float tolerance) and equals
     max(means) − means[a], c_t is finite, and reward = means[a] + eta + c_t (float64, relative tolerance;
     exactly where it is infinite)."""
     prop = "adversary_run"
@@ -461,9 +462,12 @@ def _check_adversary_run(rep: _Report, case: _EnvCase) -> None:
             reward_ok = (fb.reward == expected) | (
                 np.abs(fb.reward - expected) <= _rtol() * (np.abs(chosen) + np.abs(eta) + np.abs(c))
             )
+        # >= 0 to the float tolerance: XLA may compute max(means) and means[a] in differently fused
+        # programs (at optimisation level 0 a run's regret was -3e-8 where the two arms' means tie)
+        floor = -_rtol() * (1.0 + np.abs(rounds.means).max(axis=1))
         checks = (
             (
-                ~(np.isfinite(fb.regret) & (fb.regret >= 0)),
+                ~(np.isfinite(fb.regret) & (fb.regret >= floor)),
                 lambda t: f"regret = {_num(fb.regret[t])}: it must be finite and >= 0",
             ),
             (
