@@ -3,7 +3,7 @@
 A user's first check pays JAX's start-up and every compilation, so each case runs in its own Python
 process (no persistent compilation cache): ``first`` is the first call, ``again`` the same check
 repeated in that process (its programs and eagerly dispatched operations compiled). Algorithms: every
-registered one at the test suite's sizes (T = 40, d = 3, K = 5, theory constants at ε = 1);
+registered one built for T = 128 (the checker's default probe; d = 3, K = 5, theory constants at ε = 1);
 environments: ``jb.envs.linear(3, 5)`` with Student-t₃ noise and each library adversary at C = 2.
 ``--previous REV``: the same cases with the package as of git revision REV too, the two versions'
 processes alternating, so that both are timed under the same load. The machine's load average is
@@ -36,7 +36,7 @@ import jaxbandit as jb
 kind, name = sys.argv[1], sys.argv[2]
 if kind == "algorithm":
     spec = jb.registry.algorithm(name)
-    problem = jb.registry.Problem(40, 3, eps=1.0, nu=1.3, corruption=2.0)
+    problem = jb.registry.Problem(128, 3, eps=1.0, nu=1.3, corruption=2.0)
     params = {k: float(np.asarray(v)) for k, v in spec.theory(problem).items()}
     check = lambda: jb.testing.check_algorithm(lambda p: spec.build(problem, p), params, dim=3, num_arms=5)
 else:
@@ -104,6 +104,15 @@ def main() -> None:
         rows,
         [("check", ""), ("name", ""), ("version", ""), ("first", ".1f"), ("again", ".1f"), ("load", ".1f")],
     )
+    if args.previous is not None:  # the cost of the current checker relative to the previous one, per case
+        by = {(r["check"], r["name"], r["version"]): r for r in rows}
+        for kind, name in cases:
+            now, before = by.get((kind, name, "current")), by.get((kind, name, "previous"))
+            if now and before:
+                print(
+                    f"{kind:<12} {name:<16} first x{now['first'] / before['first']:.2f}  "
+                    f"again x{now['again'] / before['again']:.2f}"
+                )
     print(f"wrote {path}")
 
 

@@ -19,10 +19,13 @@ Every list option takes its values space- or comma-separated (``--algorithms ofu
 ``bench``, ``scaling``) take ``--plugin MODULE`` (repeatable): a module name (the current directory is
 searched first) or a ``.py`` file, imported before the arguments are read, so that the algorithms,
 adversaries, noise families and streams it registers are valid names; the ``jaxbandit.plugins`` entry
-points of installed distributions are loaded at start (``jb.plugins``). Progress bars are shown when
+points of installed distributions are loaded at start (``jb.plugins``): one that fails to load is
+skipped with a one-line ``warning: ...`` naming it, and every command that does not need it runs
+(``JAXBANDIT_NO_PLUGINS=1`` loads none). ``bench`` checks a plugin's noise families, adversaries and
+stream with ``jb.testing`` before it runs (:func:`vet_plugin_pieces`). Progress bars are shown when
 stderr is a terminal, unless ``--progress``/``--no-progress`` says otherwise.
 
-Every ``ValueError`` from bad input (a plugin that fails to import too), and every argument error,
+Every ``ValueError`` from bad input (a ``--plugin`` that fails to import too), and every argument error,
 becomes a one-line ``error: ...`` message and exit status 2; Ctrl-C (SIGINT), a
 one-line ``interrupted: ...`` saying how to go on, and exit status 130.
 """
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from . import __version__
@@ -405,6 +409,59 @@ def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
     return out
 
 
+def vet_plugin_pieces(settings) -> None:
+    """Check the plugins' adversaries, noise families and stream of a benchmark before it runs
+    (``jb.testing``; the library's own are checked by its tests): each noise family at every ε of the
+    noise axis (``check_noise``), each adversary at the largest C with the paper's stream, its Σ|c_t| held
+    to that C (the report's label) when it declares no ``budget()``, and the stream with no corruption
+    (``check_environment``). ``ValueError`` naming the first piece that fails and its module."""
+    import jax.numpy as jnp
+
+    import jaxbandit as jb
+    from jaxbandit.experiments import bench
+    from jaxbandit.experiments.bench.settings import DIM, NUM_ARMS
+
+    def plugin(spec) -> bool:
+        return not spec.module.startswith("jaxbandit.")
+
+    def refuse(option: str, name: str, module: str, err: AssertionError):
+        raise ValueError(
+            f"{option} {name} (registered by the plugin module {module!r}) fails jb.testing, so the "
+            f"benchmark's label for it would not hold: {err}"
+        ) from err
+
+    gaussian = jb.noise.gaussian(1.0)
+    for noise in bench.noise_settings(settings):
+        noise_spec = jb.registry.noise(noise.family)
+        if plugin(noise_spec):
+            family = noise_spec.build(noise.eps)
+            try:
+                jb.testing.check_noise(family, eps=[noise.eps], name=noise.name)
+            except AssertionError as err:
+                refuse("--noises", noise.family, noise_spec.module, err)
+    linear = jb.registry.stream("linear").build(DIM, NUM_ARMS, gaussian)
+    C = max(settings.C_grid)
+    for name in settings.adversaries:
+        adversary_spec = jb.registry.adversary(name)
+        if plugin(adversary_spec):
+            level = C if adversary_spec.takes_level else 0.0
+            adversary = adversary_spec.build(level, DIM)
+            if adversary.budget is None:
+                label = float(level)
+                adversary = adversary._replace(budget=lambda: jnp.asarray(label, jnp.result_type(float)))
+            try:
+                jb.testing.check_environment(jb.Environment(linear, adversary), name=f"{name} C={C:g}")
+            except AssertionError as err:
+                refuse("--adversaries", name, adversary_spec.module, err)
+    stream_spec = jb.registry.stream(settings.stream)
+    if plugin(stream_spec):
+        stream = stream_spec.build(DIM, NUM_ARMS, gaussian)
+        try:
+            jb.testing.check_environment(jb.Environment(stream, jb.corruption.none()), name=settings.stream)
+        except AssertionError as err:
+            refuse("--stream", settings.stream, stream_spec.module, err)
+
+
 def run_bench_command(args) -> None:
     from jaxbandit.experiments import bench
 
@@ -418,6 +475,7 @@ def run_bench_command(args) -> None:
         tune_seeds=args.tune_seeds,
         stream=args.stream,
     )
+    vet_plugin_pieces(settings)
     devices = bench.backend_devices(args.device)
     bench.run_bench(settings, args.out, resume=args.resume, progress=args.progress, devices=devices)
     print(f"wrote {args.out / 'report.md'}, {args.out / 'results.npz'} and the figures")
@@ -438,7 +496,11 @@ def main(argv=None, prog: str = "jaxbandit") -> int:
     status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        plugins.load_installed()
+        with warnings.catch_warnings():  # said once, in the CLI's own words, below
+            warnings.simplefilter("ignore", plugins.PluginWarning)
+            plugins.load_installed()
+        for failure in plugins.failures().values():
+            print(f"warning: {failure}", file=sys.stderr)
         for plugin in _plugins_named(argv):
             plugins.load(plugin)
     except ValueError as err:

@@ -10,32 +10,32 @@ benchmark and the tests read; nothing else keeps a list of them.
 - streams: :class:`StreamSpec` (how to build one for the benchmark's problem from a noise family), read
   by :func:`streams` and :func:`stream`: the benchmark's ``--stream``.
 
-:func:`register` files any of the four specs. The library's modules register their own when imported;
+:func:`register` files any of the four specs; a name is registered once (another module's name only
+with ``replace=True``), and every spec records the module that registered it (``spec.module``), which
+results record beside the name. The library's modules register their own when imported;
 a user's module registers its own when imported too, and joins the command line with ``--plugin MODULE``
 or the ``jaxbandit.plugins`` entry-point group (``jb.plugins``), loaded the first time a registry is
 read.
 """
 
-from .agents.registry import (
+from .core.registry import (
     BETA_SCALES,
     COSTS,
     KNOWLEDGE,
+    AdversarySpec,
     AlgorithmSpec,
     Hyperparameters,
-    Problem,
-    algorithm,
-    algorithms,
-    names,
-)
-from .core.registry import register
-from .envs.registry import (
-    AdversarySpec,
     NoiseSpec,
+    Problem,
     StreamSpec,
     adversaries,
     adversary,
+    algorithm,
+    algorithms,
+    names,
     noise,
     noises,
+    register,
     stream,
     streams,
 )

@@ -365,7 +365,10 @@ def test_output_files_and_the_results_dataset(tiny, tmp_path):
     per_seed = SweepResult.load(out / "per_seed.npz")
     assert per_seed.coords["round"].min() >= 0.1 * settings.horizon and per_seed.dims == result.dims
     np.testing.assert_array_equal(per_seed.cumulative_regret[..., -1], result.cumulative_regret[..., -1])
-    assert bench_report.markdown(result, info) == text
+    assert (
+        bench_report.markdown(result, {**info, "radius_curves": bench_report.radius_curves(out, info)})
+        == text
+    )
     bench_report.rewrite(out)
     assert (out / "report.md").read_text() == text
     # one result format: the plot command opens the results (string coordinates: constants, noise, attack)

@@ -19,6 +19,7 @@ from jaxbandit.agents.registry import ALGORITHMS
 from jaxbandit.core import plugins
 from jaxbandit.envs.registry import ADVERSARIES, NOISES, STREAMS
 from jaxbandit.experiments import bench
+from jaxbandit.experiments.bench.run import manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,11 +144,13 @@ def isolated(monkeypatch):
         monkeypatch.setattr(registry, "_specs", dict(registry._specs))
     monkeypatch.setattr(plugins, "_files", {})
     monkeypatch.setattr(plugins, "_installed_loaded", False)
+    monkeypatch.setattr(plugins, "_failures", {})
+    monkeypatch.delenv(plugins.DISABLE, raising=False)
     monkeypatch.setattr(sys, "path", list(sys.path))
     before = set(sys.modules)
     yield
     for name in set(sys.modules) - before:
-        if name in ("mymod", "broken", "setup_mod"):
+        if name in ("mymod", "broken", "setup_mod", "good_mod", "half", "evil"):
             del sys.modules[name]
 
 
@@ -255,6 +258,77 @@ def test_an_unknown_name_lists_the_registered_ones_and_the_plugin_route():
         jb.registry.noise("x")
     with pytest.raises(ValueError, match=r"stream='x' is invalid: registered streams are \('linear'"):
         bench.make_settings(quick=True, stream="x")
+
+
+COLLISIONS = {
+    "oful": "jb.registry.register(jb.registry.algorithm('oful')._replace(label='Mine', module='')",
+    "flip": "jb.registry.register(jb.registry.AdversarySpec('flip', lambda C, d: None, 'mine')",
+    "gaussian": "jb.registry.register(jb.registry.NoiseSpec('gaussian', lambda e: None, lambda e: 'mine')",
+    "linear": "jb.registry.register(jb.registry.StreamSpec('linear', lambda d, k, n: None, 'mine')",
+}
+
+
+@pytest.mark.parametrize("name", list(COLLISIONS))
+def test_a_plugin_cannot_silently_replace_a_built_in(isolated, tmp_path, name):
+    """Registering a name another module registered is refused, naming that module; ``replace=True``
+    replaces it, and the spec records the plugin's module (what reports and results read)."""
+    kind, owner = {
+        "oful": ("algorithm", "jaxbandit.agents.oful"),
+        "flip": ("adversary", "jaxbandit.envs.corruption"),
+        "gaussian": ("noise", "jaxbandit.envs.noise"),
+        "linear": ("stream", "jaxbandit.envs.streams"),
+    }[name]
+    read = getattr(jb.registry, kind)
+    builtin = read(name)
+    (tmp_path / "evil.py").write_text(f"import jaxbandit as jb\n{COLLISIONS[name]})\n")
+    with pytest.raises(
+        ValueError,
+        match=rf"^plugin='.*evil.py' failed to import: ValueError: {kind}='{name}' is already registered, by "
+        rf"the module '{owner}' \(this one is from 'evil'\): register yours under another name, or pass "
+        r"replace=True",
+    ):
+        plugins.load(str(tmp_path / "evil.py"))
+    assert read(name) == builtin
+    (tmp_path / "evil2.py").write_text(f"import jaxbandit as jb\n{COLLISIONS[name]}, replace=True)\n")
+    plugins.load(str(tmp_path / "evil2.py"))
+    assert read(name).module == "evil2" and read(name) != builtin
+    del sys.modules["evil2"]
+
+
+def test_every_spec_records_the_module_that_registered_it(isolated, plugin_dir):
+    for read in (jb.registry.algorithms, jb.registry.adversaries, jb.registry.noises, jb.registry.streams):
+        for spec in read().values():  # the library's own: each from the module that defines it
+            assert spec.module.startswith("jaxbandit.") and spec.module in sys.modules
+            assert spec.module not in ("jaxbandit.core.registry", "jaxbandit.registry")
+    assert jb.registry.algorithm("cr_hvt_ucb").module == "jaxbandit.agents.cr_hvt_ucb"
+    plugins.load(str(plugin_dir / "mymod.py"))
+    for read, name in (
+        (jb.registry.algorithm, "clip_ucb"),
+        (jb.registry.adversary, "optimal_arm"),
+        (jb.registry.noise, "laplace"),
+        (jb.registry.stream, "pool"),
+    ):
+        assert read(name).module == "mymod"
+    # a module registering its own name again (a reload, a re-run cell) replaces its own spec
+    mine = jb.registry.algorithm("clip_ucb")._replace(name="mine", module="")
+    assert jb.registry.register(mine).module == __name__
+    again = jb.registry.register(mine._replace(label="Mine 2"))
+    assert again.module == __name__ and jb.registry.algorithm("mine").label == "Mine 2"
+    with pytest.raises(ValueError, match=r"replace='yes' is invalid: it must be True or False"):
+        jb.registry.register(again, replace="yes")
+
+
+def test_bench_json_records_the_module_of_every_piece(isolated, plugin_dir):
+    plugins.load(str(plugin_dir / "mymod.py"))
+    settings = bench.make_settings(
+        quick=True, algorithms=("clip_ucb", "oful"), adversaries=("flip", "optimal_arm"), noises=("laplace",)
+    )
+    assert manifest(settings)["provenance"] == {
+        "algorithms": {"clip_ucb": "mymod", "oful": "jaxbandit.agents.oful"},
+        "adversaries": {"flip": "jaxbandit.envs.corruption", "optimal_arm": "mymod"},
+        "noises": {"laplace": "mymod"},
+        "stream": {"linear": "jaxbandit.envs.streams"},
+    }
 
 
 def test_registered_scenarios_join_the_benchmark_axes(isolated, plugin_dir):
@@ -386,16 +460,86 @@ def test_an_entry_point_may_name_a_function_called_once(isolated, tmp_path):
     assert sys.modules["setup_mod"].CALLS == [1]
 
 
-def test_a_failing_entry_point_is_one_line_naming_it(isolated, tmp_path):
-    (tmp_path / "broken.py").write_text("1 / 0\n")
-    _dist_info(tmp_path, "bad = broken")
-    sys.path.insert(0, str(tmp_path))
-    with pytest.raises(ValueError) as info:
-        jb.registry.names()
-    assert str(info.value).startswith(
-        "plugin 'bad' (entry point 'broken' of group 'jaxbandit.plugins') failed to load: ZeroDivisionError"
+def test_a_failing_entry_point_is_skipped_with_a_warning_naming_it_and_the_others_load(isolated, tmp_path):
+    """One broken installed plugin: a one-line warning names it, the registrations it made before failing
+    are undone, the other installed plugins load, and the first and later reads agree."""
+    (tmp_path / "half.py").write_text(
+        "import jaxbandit as jb\n"
+        "jb.registry.register(jb.registry.AdversarySpec('half_made', lambda C, d: None, 'x'))\n"
+        "1 / 0\n"
     )
-    assert "\n" not in str(info.value)
+    (tmp_path / "good_mod.py").write_text(
+        "import jaxbandit as jb\n"
+        "jb.registry.register(jb.registry.AdversarySpec('good_one', lambda C, d: None, 'x'))\n"
+    )
+    _dist_info(tmp_path, "bad = half\ngood = good_mod")
+    sys.path.insert(0, str(tmp_path))
+    with pytest.warns(plugins.PluginWarning) as caught:
+        first = jb.registry.adversaries()
+    (message,) = [str(w.message) for w in caught]
+    assert message.startswith(
+        "plugin 'bad' (entry point 'half' of group 'jaxbandit.plugins') failed to load and was skipped, "
+        "its registrations undone: ZeroDivisionError"
+    )
+    assert "\n" not in message and "JAXBANDIT_NO_PLUGINS=1" in message
+    assert "good_one" in first and "half_made" not in first
+    assert jb.registry.adversaries() == first  # a second read: the same registry
+    assert list(plugins.failures()) == ["bad"]
+    with pytest.raises(ValueError, match=r"adversary='half_made' is invalid: .*failed to load: 'bad'"):
+        jb.registry.adversary("half_made")
+
+
+def test_a_plugin_failing_at_import_leaves_no_registration_behind(isolated, tmp_path):
+    """``--plugin``: the error names it, and what it registered (a new name, a replacement) is undone."""
+    (tmp_path / "half.py").write_text(
+        "import jaxbandit as jb\n"
+        "jb.registry.register(jb.registry.NoiseSpec('half_noise', lambda e: None, str))\n"
+        "spec = jb.registry.algorithm('oful')\n"
+        "jb.registry.register(spec._replace(label='Hijacked', module=''), replace=True)\n"
+        "raise RuntimeError('boom')\n"
+    )
+    before = {kind: dict(r._specs) for kind, r in zip("ANSs", (ALGORITHMS, NOISES, STREAMS, ADVERSARIES))}
+    for given in ("half", str(tmp_path / "half.py")):
+        with pytest.raises(ValueError, match=r"plugin='.*half(\.py)?' failed to import: RuntimeError: boom"):
+            with pytest.MonkeyPatch.context() as mp:
+                mp.chdir(tmp_path)
+                plugins.load(given)
+        after = {kind: dict(r._specs) for kind, r in zip("ANSs", (ALGORITHMS, NOISES, STREAMS, ADVERSARIES))}
+        assert after == before
+        assert jb.registry.algorithm("oful").label == "OFUL"
+
+
+def test_jaxbandit_no_plugins_keeps_installed_plugins_from_loading(isolated, plugin_dir, monkeypatch):
+    _dist_info(plugin_dir, "mine = mymod")
+    sys.path.insert(0, str(plugin_dir))
+    monkeypatch.setenv("JAXBANDIT_NO_PLUGINS", "yes")
+    with pytest.raises(ValueError, match=r"JAXBANDIT_NO_PLUGINS='yes' is invalid: set it to 1 .* or 0"):
+        jb.registry.names()
+    monkeypatch.setenv("JAXBANDIT_NO_PLUGINS", "1")
+    assert "clip_ucb" not in jb.registry.names() and "mymod" not in sys.modules
+    plugins.load(str(plugin_dir / "mymod.py"))  # a plugin named explicitly still loads
+    assert "clip_ucb" in jb.registry.names()
+
+
+@pytest.mark.parametrize("plot", [True, False])
+def test_a_broken_installed_plugin_breaks_no_command_that_does_not_need_it(plugin_dir, plot):
+    (plugin_dir / "broken.py").write_text("raise RuntimeError('boom')\n")
+    _dist_info(plugin_dir, "bad = broken\nmine = mymod")
+    args = ["plot", "--help"] if plot else ["bench", "--help"]
+    out = subprocess.run(
+        [sys.executable, "-m", "jaxbandit", *args],
+        capture_output=True,
+        text=True,
+        env=cli_env(plugin_dir),
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    warning = out.stderr.strip().splitlines()
+    assert len(warning) == 1 and warning[0].startswith(
+        "warning: plugin 'bad' (entry point 'broken' of group 'jaxbandit.plugins') failed to load"
+    )
+    if not plot:  # the other installed plugin's names are the CLI's choices
+        assert "optimal_arm" in out.stdout and "laplace" in out.stdout
 
 
 def test_import_jaxbandit_loads_no_plugin(plugin_dir):
@@ -476,6 +620,11 @@ def test_a_plugin_runs_in_the_benchmark_and_figure1_from_the_command_line(plugin
     _run_cli(["bench", "--plugin", "mymod", *BENCH_TINY, *names, "--out", "b"], plugin_dir, env)
     info = json.loads((plugin_dir / "b" / "bench.json").read_text())
     assert info["settings"]["algorithms"] == ["clip_ucb", "oful"]
+    assert info["provenance"]["algorithms"] == {"clip_ucb": "mymod", "oful": "jaxbandit.agents.oful"}
+    assert info["provenance"]["adversaries"] == {"none": "jaxbandit.envs.corruption", "optimal_arm": "mymod"}
+    assert info["provenance"]["noises"] == {"laplace": "mymod"} and info["provenance"]["stream"] == {
+        "pool": "mymod"
+    }
     assert [a["name"] for a in info["attacks"]] == ["none", "optimal_arm C=40"]
     assert [n["family"] for n in info["noises"]] == ["laplace"]
     assert (
@@ -489,6 +638,7 @@ def test_a_plugin_runs_in_the_benchmark_and_figure1_from_the_command_line(plugin
     _run_cli(["figure1", "--plugin", str(plugin_dir / "mymod.py"), *fig], plugin_dir, env)
     data = json.loads((plugin_dir / "f" / "figure1.json").read_text())
     assert list(data["methods"]) == ["clip_ucb"] and data["methods"]["clip_ucb"]["label"] == "clip-UCB"
+    assert data["methods"]["clip_ucb"]["module"] == "mymod"
 
 
 @pytest.mark.slow
@@ -516,3 +666,46 @@ def test_the_extension_guide_s_examples_run(isolated):
     env = bench.environment_factory(bench.scenarios(settings))({"noise": 0.0, "attack": 0.0})
     theta = env.stream.init(jax.random.key(0))  # the registered pool stream, at the benchmark's d and K
     assert env.stream.draw(jax.random.key(1), theta, jnp.int32(0)).contexts.shape == (20, 10)
+
+
+# --------------------------------------------------------------------------------------------------------
+# The benchmark vets a plugin's pieces before it runs
+
+
+def _overspending(budget):
+    """Corrupts by up to 2·C in all, declaring no budget: its Σ|c_t| contradicts the label Σ|c_t| <= C."""
+    C = jnp.asarray(budget, jnp.result_type(float))
+
+    def corrupt(spent, view):
+        c = jnp.minimum(1.0, jnp.maximum(2.0 * C - spent, 0.0))
+        return c, spent + c
+
+    return jb.Adversary("overspending", lambda: jnp.zeros((), C.dtype), corrupt)
+
+
+def _biased(eps):
+    g = jb.noise.gaussian(1.0)
+    return g._replace(name="biased", sample=lambda k, t: (g.sample(k, t)[0] + 0.5, g.sample(k, t)[1]))
+
+
+def test_the_benchmark_vets_a_plugin_s_pieces_before_it_runs(isolated, plugin_dir):
+    from jaxbandit import cli
+
+    plugins.load(str(plugin_dir / "mymod.py"))  # a plugin's correct pieces pass
+    settings = bench.make_settings(
+        quick=True, adversaries=("optimal_arm",), noises=("laplace",), stream="pool"
+    )
+    cli.vet_plugin_pieces(settings)
+    jb.registry.register(jb.registry.AdversarySpec("over", lambda C, d: _overspending(C), "sum |c_t| <= C"))
+    jb.registry.register(jb.registry.NoiseSpec("biased", _biased, lambda e: "N(0.5, 1)", heavy_tailed=False))
+    over = bench.make_settings(quick=True, adversaries=("over",), noises=("gaussian",))
+    with pytest.raises(
+        ValueError,
+        match=r"^--adversaries over \(registered by the plugin module 'test_plugins'\) fails jb.testing, so "
+        r"the benchmark's label for it would not hold: check_environment\(over C=\d+\): property 'budget' "
+        r"failed",
+    ):
+        cli.vet_plugin_pieces(over)
+    biased = bench.make_settings(quick=True, adversaries=("none",), noises=("biased",))
+    with pytest.raises(ValueError, match=r"^--noises biased .* property 'zero_mean' failed"):
+        cli.vet_plugin_pieces(biased)

@@ -338,6 +338,7 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
         assert (tmp_path / f"scaling_{part}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads((tmp_path / "scaling.json").read_text())
     assert list(data["algorithms"]) == ["oful"]
+    assert data["algorithms"]["oful"]["module"] == "jaxbandit.agents.oful"  # provenance
     assert data["settings"]["plan"]["horizons"] == [30, 60]
     rows = data["fits"]
     assert {(r["constants"], r["eps"]) for r in rows} == {

@@ -333,6 +333,18 @@ def test_own_grids_are_checked_before_anything_runs(monkeypatch, tmp_path):
         (algs, {"cr": {"C": [1.0]}}, r"grids\['cr'\] is invalid: its axis 'C' is also an axis of grid"),
         (algs, {"cr": [0.1]}, r"grids\['cr'\]=\[0.1\] is invalid"),
         (algs, {"cr": {"beta_scale": []}}, "beta_scale"),
+        (  # an axis its factory ignores: every value along it would repeat the same runs
+            {"cr": make_alg, "fixed": lambda p: jb.oful(T, D, beta_scale=0.5)},
+            {"fixed": {"beta_scale": [0.1, 1.0]}},
+            r"grids\['fixed'\] is invalid: its axis 'beta_scale' is never read by the factory of algorithm "
+            r"'fixed' \(a typo\? .*; the axes it reads are \[\]",
+        ),
+        (  # a typo beside an axis it reads
+            algs,
+            {"cr": {"beta_scale": [0.1], "alpah": [1.0, 2.0]}},
+            r"its axis 'alpah' is never read by the factory of algorithm 'cr' .* reads are "
+            r"\['C', 'beta_scale'\]",
+        ),
     ]
     for alg, grids, message in cases:
         with pytest.raises(ValueError, match=message):

@@ -12,8 +12,13 @@ Two routes, the ones Python users know:
 
   loaded by :func:`load_installed`, which the registries call the first time any of them is read, so
   ``import jaxbandit`` imports no plugin and a process that never reads a registry pays nothing.
+  Setting the environment variable ``JAXBANDIT_NO_PLUGINS=1`` loads none of them (``--plugin`` still
+  loads the modules it names).
 
-A plugin that fails to import raises ``ValueError`` naming it and the exception, in one line.
+A plugin that fails to import leaves no registration behind (those it made before failing are undone).
+One named by ``load`` (``--plugin``) raises ``ValueError`` naming it and the exception, in one line; an
+installed one is skipped with a :class:`PluginWarning` naming it, the other installed plugins still
+load, and :func:`failures` lists it (a registry's "unknown name" error names it too).
 """
 
 from __future__ import annotations
@@ -23,14 +28,28 @@ import importlib.metadata
 import importlib.util
 import os
 import sys
+import warnings
 from pathlib import Path
 from types import ModuleType
 
 #: The entry-point group whose modules register extensions.
 GROUP = "jaxbandit.plugins"
+#: The environment variable that, set to ``1``, keeps :func:`load_installed` from loading any plugin.
+DISABLE = "JAXBANDIT_NO_PLUGINS"
 
 _installed_loaded = False
 _files: dict[Path, ModuleType] = {}
+_failures: dict[str, str] = {}
+
+
+class PluginWarning(UserWarning):
+    """An installed plugin failed to load and was skipped."""
+
+
+def _transaction():
+    from . import registry  # the registry reads this module when it is first read: imported late
+
+    return registry.transaction()
 
 
 def _one_line(err: BaseException) -> str:
@@ -50,7 +69,8 @@ def load(plugin: str) -> ModuleType:
     if searched:
         sys.path.insert(0, cwd)
     try:
-        return importlib.import_module(plugin)
+        with _transaction():
+            return importlib.import_module(plugin)
     except Exception as err:  # whatever the plugin's own code raises while it is imported
         if isinstance(err, ModuleNotFoundError) and err.name == plugin:
             raise ValueError(
@@ -76,7 +96,8 @@ def _load_file(path: Path) -> ModuleType:
     previous = sys.modules.get(name)
     sys.modules[name] = module  # as an import would: pickling and dataclasses look the module up
     try:
-        spec.loader.exec_module(module)
+        with _transaction():
+            spec.loader.exec_module(module)
     except Exception as err:  # whatever the plugin's own code raises
         if previous is None:
             del sys.modules[name]
@@ -92,20 +113,44 @@ def installed() -> tuple[importlib.metadata.EntryPoint, ...]:
     return tuple(sorted(importlib.metadata.entry_points(group=GROUP), key=lambda ep: ep.name))
 
 
+def disabled() -> bool:
+    """Whether ``JAXBANDIT_NO_PLUGINS`` is set to ``1`` (``0`` or unset: installed plugins load)."""
+    value = os.environ.get(DISABLE, "").strip()
+    if value not in ("", "0", "1"):
+        raise ValueError(
+            f"{DISABLE}={value!r} is invalid: set it to 1 (load no installed plugin) or 0 (load them), "
+            "or leave it unset"
+        )
+    return value == "1"
+
+
+def failures() -> dict[str, str]:
+    """The installed plugins that failed to load, by entry-point name: what went wrong, in one line."""
+    return dict(_failures)
+
+
 def load_installed() -> None:
     """Load every entry point of the ``jaxbandit.plugins`` group, once per process (a later call does
-    nothing, also after a failure: the error is raised once, by the call that met it)."""
+    nothing), unless ``JAXBANDIT_NO_PLUGINS=1``. One that fails is skipped with a
+    :class:`PluginWarning` naming it, its registrations undone; the others still load."""
     global _installed_loaded
     if _installed_loaded:
         return
+    off = disabled()
     _installed_loaded = True  # first, so that a plugin reading a registry while it loads does not recurse
+    if off:
+        return
     for ep in installed():
         try:
-            loaded = ep.load()
-            if not isinstance(loaded, ModuleType):
-                loaded()
+            with _transaction():
+                loaded = ep.load()
+                if not isinstance(loaded, ModuleType):
+                    loaded()
         except Exception as err:  # whatever the plugin's own code raises
-            raise ValueError(
-                f"plugin {ep.name!r} (entry point {ep.value!r} of group {GROUP!r}) failed to load: "
-                f"{_one_line(err)}"
-            ) from err
+            message = (
+                f"plugin {ep.name!r} (entry point {ep.value!r} of group {GROUP!r}) failed to load and was "
+                f"skipped, its registrations undone: {_one_line(err)} (set {DISABLE}=1 to load no "
+                "installed plugin)"
+            )
+            _failures[ep.name] = message
+            warnings.warn(message, PluginWarning, stacklevel=2)

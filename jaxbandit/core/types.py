@@ -69,6 +69,12 @@ class Algorithm(NamedTuple):
     - ``dim``, ``horizon``: the d and T it was built for (static; None: not declared), so that a runner
       refuses an environment of another dimension or a run longer than T (its constants and buffers are
       sized by T) before anything is traced.
+    - ``policy``: what kind of choice ``select`` makes (one of :data:`POLICIES`): ``"argmax"`` (the
+      default: every round's arm is an argmax of per-arm scores, ties going to the lowest index: UCB,
+      Thompson sampling), or ``"mixed"`` (some rounds choose an arm without regard to the arms'
+      contexts: ε-greedy's uniformly random arm, a round-robin warm start). ``jb.testing`` checks the tie
+      rule in every round of an ``"argmax"`` policy and in the rounds of a ``"mixed"`` one whose choice
+      follows the contexts.
     """
 
     init: Callable[[], State]
@@ -78,6 +84,11 @@ class Algorithm(NamedTuple):
     randomized: bool = False
     dim: int | None = None
     horizon: int | None = None
+    policy: str = "argmax"
+
+
+#: The kinds of policy an :class:`Algorithm` declares (``Algorithm.policy``).
+POLICIES = ("argmax", "mixed")
 
 
 def select_action(alg: Algorithm, state: State, contexts: Array, key: PRNGKey) -> Array:

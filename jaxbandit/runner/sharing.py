@@ -9,7 +9,9 @@ reach all of its outputs), so two streams that differ are never merged; at worst
 often than needed.
 
 :func:`check_traceable` finds, before anything runs, a grid axis that a factory reads in Python control
-flow (``if p["C"] > 0:``), which cannot be a traced ``vmap`` axis.
+flow (``if p["C"] > 0:``), which cannot be a traced ``vmap`` axis. :func:`algorithm_axes` finds the axes
+an algorithm factory reads at all (through ``init``, ``select`` and ``update``): an own axis of
+``jb.sweep(grids=...)`` that reaches none of them is a typo that would only repeat the same runs.
 
 Both trace with every grid value abstract, so their answers depend on the factory, the grid's names and
 the float dtype only; they are cached on those, and sweeping the same factories over new grid values
@@ -25,6 +27,7 @@ import jax
 import numpy as np
 
 from ..core.dtypes import float_dtype
+from ..core.types import select_action, update_state
 
 
 def _placeholders(point: Mapping[str, float], traced: Sequence[str]) -> dict:
@@ -98,6 +101,45 @@ def _stream_axes(make_env: Callable, names: tuple[str, ...], dtype) -> tuple[str
     jaxpr = closed.jaxpr
     by_var = {id(v): n for v, n in zip(jaxpr.invars[: len(names)], names)}  # dict leaves: sorted keys
     reached = _reaching(jaxpr, {id(v): {n} for v, n in zip(jaxpr.invars, names) if id(v) in by_var})
+    return tuple(sorted(set().union(*(reached.get(id(v), set()) for v in jaxpr.outvars))))
+
+
+def algorithm_axes(
+    make_alg: Callable, point: Mapping[str, float], dim: int, num_arms: int
+) -> tuple[str, ...]:
+    """The grid axes (names of ``point``) whose values reach the algorithm of ``make_alg``: its initial
+    state, an action of ``select`` or the state after an ``update``, for contexts `[num_arms, dim]`.
+    Every name when the factory cannot be traced (:func:`check_traceable` says why)."""
+    return _algorithm_axes(make_alg, tuple(sorted(point)), dim, num_arms, float_dtype())
+
+
+@functools.lru_cache(maxsize=512)
+def _algorithm_axes(make_alg: Callable, names: tuple[str, ...], dim: int, num_arms: int, dtype):
+    if not names:
+        return ()
+    point = dict.fromkeys(names, 0.0)
+
+    def outputs(values, contexts, reward, key):
+        alg = make_alg({**point, **values})
+        k_select, k_update = jax.random.split(key)
+        state = alg.init()
+        action = select_action(alg, state, contexts, k_select)
+        nu = jax.numpy.ones((), dtype)
+        return state, action, update_state(alg, state, contexts[0], reward, nu, k_update)
+
+    contexts = jax.ShapeDtypeStruct((num_arms, dim), dtype)
+    reward = jax.ShapeDtypeStruct((), dtype)
+    key = jax.eval_shape(jax.random.key, 0)
+    try:
+        closed = jax.make_jaxpr(outputs)(_placeholders(point, names), contexts, reward, key)
+    except (
+        jax.errors.ConcretizationTypeError,
+        jax.errors.TracerBoolConversionError,
+        jax.errors.TracerIntegerConversionError,
+    ):
+        return names
+    jaxpr = closed.jaxpr
+    reached = _reaching(jaxpr, {id(v): {n} for v, n in zip(jaxpr.invars[: len(names)], names)})
     return tuple(sorted(set().union(*(reached.get(id(v), set()) for v in jaxpr.outvars))))
 
 

@@ -115,10 +115,19 @@ def respond_and_learn(alg: Algorithm, env: Environment, alg_state, env_state, rn
     action = select_action(alg, alg_state, rnd.contexts, k_select)
     env_state, fb = env.respond(env_state, rnd, action, t)
     alg_state = update_state(alg, alg_state, rnd.contexts[action], fb.reward, fb.nu, k_update)
+    # An arm outside [0, K) would be clamped by the indexing above: its round's regret and reward are NaN
+    # instead (and so is every cumulative regret after it), which jb.sweep refuses; a select where, free.
+    valid = (action >= 0) & (action < rnd.contexts.shape[0])
+    nan = jnp.full((), jnp.nan, fb.regret.dtype)
     return (
         alg_state,
         env_state,
-        Trajectory(regret=fb.regret, action=action, corruption=fb.corruption, reward=fb.reward),
+        Trajectory(
+            regret=jnp.where(valid, fb.regret, nan),
+            action=action,
+            corruption=fb.corruption,
+            reward=jnp.where(valid, fb.reward, nan),
+        ),
     )
 
 
@@ -143,6 +152,9 @@ def rollout(alg: Algorithm, env: Environment, carry: Carry, rounds: Array):
 
 def simulate(alg: Algorithm, env: Environment, key, horizon: int) -> Trajectory:
     """One run of ``horizon`` rounds; returns a :class:`Trajectory` of `[T]` arrays.
+
+    A round whose action is outside [0, K) (a broken ``select``) is never silently played as a clamped
+    arm: its ``regret`` and ``reward`` are NaN, its ``action`` the index returned (``jb.sweep`` raises).
 
     ``key``: a PRNG key or an int seed (consumed). Pure and traceable: ``jax.jit`` it with
     ``static_argnames="horizon"`` and ``jax.vmap`` it over keys or over arguments of the factories.

@@ -183,7 +183,11 @@ def sweep(
         an entry runs ``grid`` alone. The algorithms with the same own grid run together (in lockstep,
         unless ``lockstep=False``), one program per such group, each on the same streams (the same seeds
         and keys); with ``checkpoint``, each group checkpoints in a subdirectory ``grid-<i>``. Not with
-        ``out`` (stream each algorithm into a store of its own with a sweep each).
+        ``out`` (stream each algorithm into a store of its own with a sweep each). An own axis that the
+        algorithm's factory never reads (found by tracing it, ``runner.sharing``) is refused.
+
+    An algorithm choosing an arm outside [0, K) is refused with a ``ValueError`` after the run (its round's
+    regret is NaN, never a clamped arm's; checked on results held in memory, not on an ``out`` store).
 
     Raises ``ValueError`` before anything runs for a bad argument, an invalid value at any grid point,
     a grid axis that a factory reads in Python control flow (it cannot be traced), an ``out`` that
@@ -315,7 +319,29 @@ def sweep(
     data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
     if not lead:
         data = {field: arr[0] for field, arr in data.items()}
+    _refuse_invalid_actions(data, dims, coords)
     return SweepResult(dims=dims, coords=coords, data=data, meta=meta)
+
+
+def _refuse_invalid_actions(data: Mapping[str, np.ndarray], dims, coords) -> None:
+    """``ValueError`` naming the first run in which an algorithm chose an arm outside [0, K): the runner
+    makes that round's regret NaN (``simulate.respond_and_learn``) rather than play a clamped arm."""
+    field = "cumulative_regret" if "cumulative_regret" in data else "regret"
+    if field not in data:
+        return
+    bad = np.argwhere(np.isnan(data[field]))
+    if not bad.size:
+        return
+    where = {dim: coords[dim][i] for dim, i in zip(dims, bad[0]) if dim in coords}
+    said = ", ".join(f"{dim}={np.asarray(v).item()!r}" for dim, v in where.items() if dim != "round")
+    runs = len({tuple(i[:-1]) for i in bad})
+    by_round = np.asarray(where.get("round", -1)).item()
+    raise ValueError(
+        f"an algorithm chose an arm outside [0, K) (or the stream drew a non-finite mean) in {runs} run(s), "
+        f"first at {said or 'the run'}, by round {by_round}: the round's regret is NaN instead of a "
+        "clamped arm's; jb.testing.check_algorithm(factory, params, dim=, num_arms=, "
+        "horizon=) finds such a select (property 'action_dtype')"
+    )
 
 
 def _layout(make_algs: Mapping, make_env, names, axes) -> Layout:
@@ -334,6 +360,27 @@ def _layout(make_algs: Mapping, make_env, names, axes) -> Layout:
     return Layout(
         tuple(n for n in names if n in stream_names), tuple(n for n in names if n not in stream_names)
     )
+
+
+def _check_read(name: str, algorithm, environment, grid, own: Mapping[str, np.ndarray]) -> None:
+    """``ValueError`` for an own axis of algorithm ``name`` that its factory never reads (a typo): every
+    value along it would run the same algorithm again."""
+    if not own:
+        return
+    shared_names, shared_axes = grid_arrays(grid)
+    point = {n: float(np.asarray(a[0], float_dtype())) for n, a in zip(shared_names, shared_axes)}
+    point.update({n: float(np.asarray(a[0], float_dtype())) for n, a in own.items()})
+    env = as_factory(environment, "environment")(point)
+    if not isinstance(env, Environment):
+        return  # the sweep itself refuses it, saying so
+    read = sharing.algorithm_axes(as_factory(algorithm, "algorithm"), point, env.dim, env.num_arms)
+    unread = [axis for axis in own if axis not in read]
+    if unread:
+        raise ValueError(
+            f"grids[{name!r}] is invalid: its axis {unread[0]!r} is never read by the factory of algorithm "
+            f"{name!r} (a typo? every value along it would repeat the same runs); the axes it reads are "
+            f"{[axis for axis in point if axis in read]}"
+        )
 
 
 def lockstep_groups(count: int, lockstep: bool) -> list[tuple[int, ...]]:
@@ -375,6 +422,7 @@ def _sweep_own_grids(algorithm, environment, grid, grids, *, out, checkpoint, **
                 "either shared by every algorithm or its own)"
             )
         own_names, own_axes = grid_arrays(own)
+        _check_read(name, algorithm[name], environment, grid, dict(zip(own_names, own_axes)))
         key = tuple((n, tuple(a.tolist())) for n, a in zip(own_names, own_axes))
         groups.setdefault(key, []).append(name)
     results: dict[str, SweepResult] = {}

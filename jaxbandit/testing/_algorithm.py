@@ -16,7 +16,7 @@ import numpy as np
 from ..core import validation as V
 from ..core.dtypes import float_dtype
 from ..core.linalg import dot
-from ..core.types import Algorithm, select_action, update_state
+from ..core.types import POLICIES, Algorithm, select_action, update_state
 from ._common import (
     _BATCH_HINT,
     BATCH,
@@ -123,7 +123,7 @@ def check_algorithm(
     *,
     dim: int,
     num_arms: int,
-    horizon: int = DEFAULT_HORIZON,
+    horizon: int | None = None,
     name: str | None = None,
 ) -> None:
     """Check that ``factory(params)`` is a conforming :class:`jaxbandit.Algorithm`.
@@ -134,21 +134,23 @@ def check_algorithm(
       dim: the dimension d to test with (the factory must build for this ``dim``).
       num_arms: the number of arms K to test with.
       horizon: rounds per synthetic run (≥ ``MIN_HORIZON``; the factory's own horizon must be at least
-        this).
+        this). Default: ``DEFAULT_HORIZON`` = 128, or the algorithm's declared ``horizon`` where that is
+        shorter (at least ``MIN_HORIZON``). A bug that shows only after round 128 needs it set longer.
       name: the algorithm's name in messages (default: the factory's ``__qualname__``).
 
     The properties, checked in this order (each a private ``_check_<id>``): ``algorithm_type``,
     ``state_dtypes_shapes``, ``action_dtype``, ``pure``, ``tie_lowest_index``, ``jit_equals_eager``,
-    ``finite_under_extreme_rewards``, ``traceable_hyperparameters``, ``vmap_bitwise``,
-    ``uses_revealed_nu``. Returns None; raises ``AssertionError`` naming the first that fails, and
-    ``ValueError`` for bad arguments (also when the factory itself refuses ``params``).
+    ``randomized_uses_key``, ``finite_under_extreme_rewards``, ``traceable_hyperparameters``,
+    ``vmap_bitwise``, ``uses_revealed_nu``. Returns None; raises ``AssertionError`` naming the first
+    that fails, and ``ValueError`` for bad arguments (also when the factory itself refuses ``params``).
     """
     if not callable(factory):
         raise ValueError(f"factory={factory!r} is invalid: it must be a function params -> jb.Algorithm")
     params = _check_params(params)
     dim = V.check_int("dim", dim)
     num_arms = V.check_int("num_arms", num_arms)
-    horizon = V.check_int("horizon", horizon, low=MIN_HORIZON)
+    if horizon is not None:
+        horizon = V.check_int("horizon", horizon, low=MIN_HORIZON)
     label = _check_name(name, getattr(factory, "__qualname__", type(factory).__name__))
     rep = _Report("check_algorithm", label)
 
@@ -161,6 +163,10 @@ def check_algorithm(
             "algorithm_type", f"factory(params) raised {type(err).__name__}: {_first_line(err)}", cause=err
         )
     _check_algorithm_type(rep, alg)
+    rep.functions = {"init": alg.init, "select": alg.select, "update": alg.update}
+    if horizon is None:
+        declared = alg.horizon if isinstance(alg.horizon, int) and alg.horizon > 0 else DEFAULT_HORIZON
+        horizon = max(MIN_HORIZON, min(DEFAULT_HORIZON, declared))
     case = _Case(factory, params, alg, dim, num_arms, horizon)
     for check in (
         _check_state_dtypes_shapes,
@@ -168,6 +174,7 @@ def check_algorithm(
         _check_pure,
         _check_tie_lowest_index,
         _check_jit_equals_eager,
+        _check_randomized_uses_key,
         _check_finite_under_extreme_rewards,
         _check_traceable_hyperparameters,
         _check_vmap_bitwise,
@@ -203,6 +210,8 @@ def _check_algorithm_type(rep: _Report, alg) -> None:
     for field in ("uses_revealed_nu", "randomized"):
         if not isinstance(getattr(alg, field), (bool, np.bool_)):
             rep.fail(prop, f"Algorithm.{field}={getattr(alg, field)!r} is not a bool")
+    if alg.policy not in POLICIES:
+        rep.fail(prop, f"Algorithm.policy={alg.policy!r} is not one of {POLICIES}")
 
 
 def _check_state_dtypes_shapes(rep: _Report, case: _Case) -> None:
@@ -314,8 +323,12 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
     """``tie_lowest_index``: from the state before every round t of the reference run (the initial state
     for t = 1), with the same select key, (a) with all K contexts equal to the chosen arm's, select picks
     arm 0; (b) with the chosen arm a's context copied to arm i = 0 (or to arm K − 1 when a = 0), the two tie
-    and select picks min(a, i). (b) assumes the choice is an argmax of per-arm scores, and is inapplicable
-    for K = 1, where (a) alone is checked."""
+    and select picks min(a, i). (b) is inapplicable for K = 1, where (a) alone is checked.
+
+    The rule is about choices made by scores. An ``"argmax"`` policy (``Algorithm.policy``) is checked
+    in every round. A ``"mixed"`` one only in the rounds whose choice follows the contexts: with the
+    arms' contexts shifted by one arm (arm i + 1 gets arm i's), select picks another arm than it did; a
+    round whose choice stays (ε-greedy's random arm, a round-robin warm start) is exempt."""
     prop, alg, data, K = "tie_lowest_index", case.alg, case.data, case.num_arms
     with rep.guard(prop):
         actions, _ = case.reference
@@ -326,13 +339,25 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
         select_keys = _select_keys(case.key, case.horizon)
         select = _compiled(jax.vmap(lambda s, X, k: select_action(alg, s, X, k)))
         contexts = np.asarray(data.contexts)
+        checked = np.ones(case.horizon, bool)
+        if alg.policy == "mixed" and K > 1:
+            shifted = np.asarray(select(before, jnp.asarray(np.roll(contexts, 1, axis=1)), select_keys))
+            checked = shifted != actions
+        hint = (
+            ""
+            if alg.policy == "mixed"
+            else "; if select does not choose by an argmax of per-arm scores in every round (ε-greedy's "
+            "random arm, a round-robin warm start), declare jb.Algorithm(..., policy='mixed')"
+        )
         chosen = contexts[rounds, actions]
         equal = np.broadcast_to(chosen[:, None, :], contexts.shape)
         got = np.asarray(select(before, jnp.asarray(equal), select_keys))
-        bad = np.flatnonzero(got != 0)
+        bad = np.flatnonzero((got != 0) & checked)
         if bad.size:
             t = int(bad[0])
-            rep.fail(prop, f"with all {K} contexts equal, select chose arm {int(got[t])}, not arm 0", t=t)
+            rep.fail(
+                prop, f"with all {K} contexts equal, select chose arm {int(got[t])}, not arm 0{hint}", t=t
+            )
         if K == 1:
             return
         target = np.where(actions > 0, 0, K - 1)
@@ -340,14 +365,14 @@ def _check_tie_lowest_index(rep: _Report, case: _Case) -> None:
         copied[rounds, target] = chosen
         got = np.asarray(select(before, jnp.asarray(copied), select_keys))
         expected = np.minimum(actions, target)
-        bad = np.flatnonzero(got != expected)
+        bad = np.flatnonzero((got != expected) & checked)
         if bad.size:
             t = int(bad[0])
             rep.fail(
                 prop,
                 f"select chose arm {int(actions[t])}; with its context copied to arm "
                 f"{int(target[t])} the two tie, and select chose arm {int(got[t])}, not the "
-                f"lowest index {int(expected[t])}",
+                f"lowest index {int(expected[t])}{hint}",
                 t=t,
             )
 
@@ -384,7 +409,8 @@ def _check_jit_equals_eager(rep: _Report, case: _Case) -> None:
                         f"in run {i + 1} of {len(case.keys)} (agent key {i + 1}), select chose arm {eager} "
                         f"eagerly but arm {int(actions[t])} under jax.jit, from the same state and key: it "
                         "must compute the same traced and untraced (no branch on isinstance(x, "
-                        "jax.core.Tracer))",
+                        "jax.core.Tracer); no host callback, jax.pure_callback or io_callback, reading "
+                        "Python state)",
                         t=t,
                     )
         n = min(EAGER_ROUNDS, case.horizon)
@@ -420,6 +446,25 @@ def _check_jit_equals_eager(rep: _Report, case: _Case) -> None:
                 f"{_rtol():g}·max(1, |leaf|))",
                 t=t,
                 cause=err,
+            )
+
+
+def _check_randomized_uses_key(rep: _Report, case: _Case) -> None:
+    """``randomized_uses_key``: a ``randomized`` algorithm's runs under the ``EAGER_KEYS`` agent keys
+    differ (in some action or state): one that draws from a fixed key (``jax.random.key(0)``) instead of
+    the key it is passed makes every seed of a sweep the same run. Not applicable to a deterministic
+    algorithm, which is never passed a key."""
+    prop = "randomized_uses_key"
+    if not case.alg.randomized:
+        return
+    with rep.guard(prop):
+        runs = [case.reference] + [_host(case.run(case.data, key)) for key in case.keys[1:]]
+        if all(_first_difference(runs[0], other) is None for other in runs[1:]):
+            rep.fail(
+                prop,
+                f"randomized=True, but its runs under {len(runs)} different agent keys are the same "
+                f"({case.horizon} rounds, actions and states): select and update must draw from the key "
+                "they are passed (their last argument), not a fixed one such as jax.random.key(0)",
             )
 
 
@@ -468,14 +513,60 @@ def _check_finite_under_extreme_rewards(rep: _Report, case: _Case) -> None:
                 chex.assert_tree_all_finite(states)
             except AssertionError as err:
                 t, path = _first_nonfinite(states)
-                reward = float(np.asarray(data.eta)[t])
+                eta = float(np.asarray(data.eta)[t])
+                x = np.asarray(data.contexts)[t, int(actions[t])]
+                zeros = int(np.sum(x == 0))
+                if not np.isfinite(eta) and _finite_with_a_finite_reward(case, states, data, actions, t):
+                    eta = 0.0  # the same update with a finite reward stays finite: the reward's fault
+                    cause_hint = (
+                        "the reward was infinite (the same update with reward 0 stays finite): clamp it "
+                        "before using it (jb.linalg.clamp_reward), as every library algorithm does"
+                    )
+                elif np.isfinite(eta) or zeros:
+                    cause_hint = (
+                        f"{'the reward was finite' if np.isfinite(eta) else _NOT_THE_REWARD}, "
+                        f"and the chosen context has {zeros} of its {x.size} coordinates 0: look for a "
+                        "division by a context coordinate, a norm or a variance that can be 0"
+                        if zeros
+                        else "the reward and the chosen context were finite: look for a division by a "
+                        "quantity that can be 0, or a log/sqrt of one that can be negative"
+                    )
+                else:
+                    cause_hint = (
+                        "the reward was infinite: clamp it before using it (jb.linalg.clamp_reward), as "
+                        "every library algorithm does"
+                    )
+                eta = float(np.asarray(data.eta)[t])
                 rep.fail(
                     prop,
-                    f"on {what}, after a round with noise eta={_num(reward)} (reward "
-                    f"mean + eta), state leaf {path} is not finite",
+                    f"on {what}, after a round with noise eta={_num(eta)} (reward mean + eta) and arm "
+                    f"{int(actions[t])} chosen, state leaf {path} is not finite; {cause_hint}",
                     t=t,
                     cause=err,
                 )
+
+
+_NOT_THE_REWARD = "not the reward alone (the same update with reward 0 is not finite either)"
+
+
+def _finite_with_a_finite_reward(case: _Case, states, data, actions, t: int) -> bool:
+    """Whether round ``t``'s update, from the run's state before it and with its context, gives a finite
+    state with reward 0 (False also when that cannot be tried: a state holding PRNG keys)."""
+    try:
+        before = (
+            case.alg.init() if t == 0 else jax.tree_util.tree_map(lambda s: jnp.asarray(s[t - 1]), states)
+        )
+        x = jnp.asarray(np.asarray(data.contexts)[t, int(actions[t])])
+        _, k_update = _round_keys(case.key, t)
+        reward = jnp.zeros((), float_dtype())
+        after = update_state(case.alg, before, x, reward, jnp.asarray(np.asarray(data.nu)[t]), k_update)
+        return all(
+            bool(np.all(np.isfinite(leaf)))
+            for leaf in jax.tree_util.tree_leaves(_host(after))
+            if np.issubdtype(np.asarray(leaf).dtype, np.floating)
+        )
+    except Exception:  # a state that cannot be rebuilt from its host copy: no diagnosis
+        return False
 
 
 def _check_traceable_hyperparameters(rep: _Report, case: _Case) -> None:

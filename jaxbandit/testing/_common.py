@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
+import traceback
 from typing import NamedTuple
 
 import jax
@@ -22,8 +23,11 @@ Array = jax.Array
 
 #: The seed of every synthetic problem and key (``np.random.default_rng(SEED + i)``, ``jax.random.key``).
 SEED = 20250601
-#: Default rounds per run; the extreme-reward stream needs ``MIN_HORIZON`` to hold each extreme once.
-DEFAULT_HORIZON = 40
+#: Default rounds per run, or the algorithm's or environment's own horizon where that is shorter: long
+#: enough to reach the phases algorithms and adversaries typically switch on (warm-ups of K or d·log T
+#: rounds, doubling epochs up to 64, a budget running out). A bug that shows only later is found with
+#: ``horizon=`` set longer. The extreme-reward stream needs ``MIN_HORIZON`` to hold each extreme once.
+DEFAULT_HORIZON = 128
 MIN_HORIZON = 12
 #: Rounds run eagerly, select and update chained, for ``jit_equals_eager`` (an eager update of an
 #: algorithm with an inner solver compiles the solver's loops anew on every call: seconds each).
@@ -62,6 +66,9 @@ class _Report:
 
     def __init__(self, checker: str, name: str):
         self.prefix = f"{checker}({name})"
+        #: The functions under test by name (``init``, ``select``, ``update``, ``corrupt``, ...): an
+        #: exception raised in one of them is reported as raised there.
+        self.functions: dict = {}
 
     def fail(self, prop: str, detail: str, t=None, cause: BaseException | None = None):
         where = "" if t is None else f" in round {int(t) + 1}"
@@ -75,7 +82,30 @@ class _Report:
         except _Failure:
             raise
         except Exception as err:  # whatever the code under test raised
-            self.fail(prop, f"it raised {type(err).__name__}: {_first_line(err)}", cause=err)
+            where = self._raised_in(err)
+            who = f"{where} raised" if where else "it raised"
+            hint = ""
+            if isinstance(err, _TRACER_ERRORS):
+                hint = (
+                    f"; {where or 'the code'} uses a traced value in Python control flow "
+                    "(if/while/bool()/int() on an array): use jnp.where, lax.cond or lax.select"
+                )
+            self.fail(prop, f"{who} {type(err).__name__}: {_first_line(err)}{hint}", cause=err)
+
+    def _raised_in(self, err: BaseException) -> str | None:
+        """The name of the function under test whose code raised ``err`` (the innermost), if any."""
+        codes = {getattr(f, "__code__", None): name for name, f in self.functions.items()}
+        found = None
+        for frame, _ in traceback.walk_tb(err.__traceback__):
+            found = codes.get(frame.f_code, found)
+        return found
+
+
+_TRACER_ERRORS = (
+    jax.errors.TracerBoolConversionError,
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+)
 
 
 def _first_line(err: BaseException) -> str:

@@ -5,7 +5,8 @@ the reported seeds; save after each algorithm, so a killed benchmark resumes whe
 
 Output directory::
 
-    bench.json             settings, scenarios, tuned constants, searches, timings, versions, device
+    bench.json             settings, scenarios, the module each registered piece came from
+                           (provenance), tuned constants, searches, timings, versions, device
     tuning/<algorithm>.json every setting the search evaluated (mean ± s.e. over the tuning seeds)
     parts/<algorithm>.npz  one SweepResult per finished algorithm (with its .json)
     results.npz / .json    every algorithm: dims (algorithm, constants, noise, attack, seed, round)
@@ -82,6 +83,18 @@ def manifest(settings: BenchSettings) -> dict:
         "noises": [n._asdict() for n in scen.noises],
         "attacks": [a._asdict() for a in scen.attacks],
         "stream": {"name": settings.stream, "description": jb.registry.stream(settings.stream).description},
+        "provenance": provenance(settings),
+    }
+
+
+def provenance(settings: BenchSettings) -> dict[str, dict[str, str]]:
+    """The module that registered each algorithm, adversary, noise family and the stream the benchmark
+    runs (``jb.registry``'s ``spec.module``): a plugin's pieces are told from the library's."""
+    return {
+        "algorithms": {n: jb.registry.algorithm(n).module for n in settings.algorithms},
+        "adversaries": {n: jb.registry.adversary(n).module for n in settings.adversaries},
+        "noises": {n: jb.registry.noise(n).module for n in settings.noises},
+        "stream": {settings.stream: jb.registry.stream(settings.stream).module},
     }
 
 

@@ -138,7 +138,10 @@ def run(
         "theta_star": "uniform on the unit sphere",
         "contexts": "K i.i.d. uniform on the unit sphere",
         "noise": {n: noise_settings()[n]._asdict() for n in NOISES},
-        "methods": {m: {"label": spec(m).label, "constants": list(constant_names(m))} for m in selected},
+        "methods": {
+            m: {"label": spec(m).label, "module": spec(m).module, "constants": list(constant_names(m))}
+            for m in selected
+        },
         "constants": list(variants),
         "constants_used": _constants_used(selected, horizon, variants, tuned),
         "tuned_file": None

@@ -278,6 +278,7 @@ def run(
         "algorithms": {
             m: {
                 "label": jb.registry.algorithm(m).label,
+                "module": jb.registry.algorithm(m).module,
                 "cost": jb.registry.algorithm(m).cost,
                 "knowledge": list(jb.registry.algorithm(m).knowledge),
                 "horizons": list(plan.horizons_for(jb.registry.algorithm(m))),
