@@ -144,6 +144,37 @@ def test_a_changed_setting_is_refused_naming_it(stopped, monkeypatch, change, di
     assert files(stopped) == before
 
 
+@pytest.mark.parametrize("change", ["XLA_FLAGS", "threefry"])
+def test_a_changed_jax_build_or_setting_is_refused(stopped, monkeypatch, change):
+    """Battery row F: resumed with JAX_THREEFRY_PARTITIONABLE flipped or XLA_FLAGS set to fast math, the
+    sweep was accepted and its result equalled neither uninterrupted run. The fingerprint now holds what
+    changes the bits outside the jaxpr (jax/jaxlib versions, threefry mode, XLA_FLAGS)."""
+    before = files(stopped)
+    monkeypatch.setattr(driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
+    if change == "XLA_FLAGS":
+        monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", "") + " --xla_cpu_enable_fast_math=true")
+    else:
+        was = getattr(jax.config, "jax_threefry_partitionable")  # noqa: B009
+        jax.config.update("jax_threefry_partitionable", not was)
+    try:
+        with pytest.raises(
+            ValueError,
+            match=r"written by another sweep: the JAX build and settings \(jax/jaxlib versions, "
+            r"JAX_THREEFRY_PARTITIONABLE, XLA_FLAGS\) differs; to start over",
+        ):
+            run(checkpoint=stopped)
+    finally:
+        if change == "threefry":
+            jax.config.update("jax_threefry_partitionable", was)
+    assert files(stopped) == before
+    assert fingerprint_lib.build()["jax"] == jax.__version__
+    # the device count places the runs without changing their bits: a checkpoint resumes across it
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=3")
+    three = fingerprint_lib.build()
+    monkeypatch.setenv("XLA_FLAGS", "")
+    assert three == fingerprint_lib.build()
+
+
 def test_a_changed_grid_is_refused(stopped, monkeypatch):
     monkeypatch.setattr(driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
     with pytest.raises(ValueError, match=r"written by another sweep: the grid differs"):
