@@ -133,7 +133,7 @@ def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
     _add_demo_args(parser)
     plot = sub.add_parser(
         "plot",
-        help="redraw a saved sweep result (.npz + .json, .nc or .zarr) without re-running it",
+        help="redraw a saved sweep result (.npz, .nc or .zarr) without re-running it",
         description="Redraw a saved SweepResult: one panel of mean ± s.e. cumulative "
         "regret per value of its first grid axis other than 'algorithm'.",
     )
@@ -141,7 +141,7 @@ def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
         "file",
         type=Path,
         metavar="FILE",
-        help="a result written by SweepResult.save (.npz with its .json, .nc or .zarr) or jb.sweep(out=...)",
+        help="a result written by SweepResult.save (.npz, .nc or .zarr) or jb.sweep(out=...)",
     )
     plot.add_argument(
         "--out",
@@ -365,7 +365,7 @@ def load_result(file: Path):
         also = f" (looked for {path})" if path != file else ""
         raise ValueError(
             f"FILE={str(file)!r} does not exist{also}: give a result written by "
-            "SweepResult.save (a .npz with its .json, a .nc file or a .zarr store)"
+            "SweepResult.save (a .npz, a .nc file or a .zarr store)"
         )
     if fmt == ".npz" and not zipfile.is_zipfile(path):
         raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result: {path} is not a .npz archive")

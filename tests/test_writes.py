@@ -47,7 +47,7 @@ def test_every_written_file_gets_the_umask_mode(tmp_path, umask, mask):
     """A temporary file made by tempfile is 0o600 whatever the umask: results could not be shared."""
     umask(mask)
     res = a_result()
-    written = [res.save(tmp_path / "r.npz"), tmp_path / "r.json", res.save(tmp_path / "r.nc")]
+    written = [res.save(tmp_path / "r.npz"), res.save(tmp_path / "r.nc")]
     results.atomic_write_json(tmp_path / "settings.json", {"a": 1})
     results.atomic_write_bytes(tmp_path / "report.md", lambda f: f.write(b"# report"))
     checkpoint_lib.save(
@@ -112,7 +112,7 @@ def test_a_killed_writer_leaves_its_lock_free_and_its_leftovers_are_removed(tmp_
     (half,) = leftover - {".r.npz.lock"}
     assert (tmp_path / half).read_bytes() == b"half" and target.read_bytes() == before
     a_result(rounds=4).save(target)
-    assert {p.name for p in tmp_path.iterdir()} == {"r.npz", "r.json", other.name}
+    assert {p.name for p in tmp_path.iterdir()} == {"r.npz", other.name}
     assert jb.SweepResult.load(target).coords["round"].tolist() == [1, 2, 3, 4]
 
 

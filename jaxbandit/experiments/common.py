@@ -20,7 +20,7 @@ from ..report.results import SweepResult, require, write_netcdf
 
 
 def save_result(result: SweepResult, path, dataset=None) -> list[Path]:
-    """``result`` as ``path`` (``.npz`` and its ``.json``: always) and beside it as ``.nc`` (the Dataset
+    """``result`` as ``path`` (``.npz``: always) and beside it as ``.nc`` (the Dataset
     ``dataset``, default ``result.to_xarray()``) when xarray and h5netcdf are installed: the files
     ``python -m jaxbandit plot``, ``jb.SweepResult.load`` and ``xarray.open_dataset`` read."""
     path = Path(path).with_suffix(".npz")

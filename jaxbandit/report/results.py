@@ -27,7 +27,9 @@ import numpy as np
 from ..runner import lock
 from . import manifest
 
-#: The member of a saved ``.npz`` holding the id its ``.json`` holds too (``"save"``).
+#: The member of a saved ``.npz`` holding its dims and meta as JSON (``{"dims": [...], "meta": {...}}``).
+_INFO = "jaxbandit/info"
+#: The member of an ``.npz`` saved by earlier versions holding the id its ``.json`` holds too (``"save"``).
 _SAVE_ID = "jaxbandit/save"
 
 #: The formats :meth:`SweepResult.save` and :meth:`SweepResult.load` choose by suffix (anything else
@@ -443,8 +445,9 @@ class SweepResult:
 
         - ``.nc``: netCDF4 through xarray's h5netcdf engine (one file);
         - ``.zarr``: a zarr store (a directory; zarr format 2, readable by zarr-python 2 and 3);
-        - anything else: ``.npz`` (data and coordinates) plus ``.json`` (dims, meta) beside it; a missing
-          or other suffix becomes ``.npz``.
+        - anything else: ``.npz`` (data, coordinates, and the dims and meta as JSON), one file published
+          by one rename; a missing or other suffix becomes ``.npz``. A ``.json`` beside it (the metadata
+          of earlier versions' saves) is removed.
 
         ``.nc`` and ``.zarr`` hold :meth:`to_xarray`'s Dataset (meta as attributes) and need
         ``pip install "jaxbandit[xarray]"``. Every dtype, coordinate and the JSON metadata come back
@@ -456,13 +459,14 @@ class SweepResult:
             path = path.with_suffix(".npz")
             arrays = {f"data/{k}": np.asarray(v) for k, v in self.data.items()}
             arrays.update({f"coords/{k}": np.asarray(v) for k, v in self.coords.items()})
-            # the pair carries one id: a save stopped between its two files leaves a pair that is refused
-            save_id = secrets.token_hex(8)
-            arrays[_SAVE_ID] = np.asarray(save_id)
-            with writing(path):  # the pair from one writer
+            # dims and meta inside the archive: one rename publishes the whole result, and zip's CRC-32
+            # of each member covers the metadata as it covers the arrays
+            info = {"dims": list(self.dims), "meta": self.meta}
+            arrays[_INFO] = np.asarray(json.dumps(info, sort_keys=True, default=_json_default))
+            with writing(path):
                 atomic_savez(path, **arrays)
-                info = {"dims": list(self.dims), "meta": self.meta, "save": save_id}
-                atomic_write_json(path.with_suffix(".json"), info)
+                # an older save's .json beside it describes another result: the archive is read alone
+                path.with_suffix(".json").unlink(missing_ok=True)
             return path
         if fmt == ".nc":
             require("h5py", "h5netcdf", "xarray", what="SweepResult.save to .nc")
@@ -534,36 +538,34 @@ class SweepResult:
 
     @classmethod
     def _load_npz(cls, path: Path) -> SweepResult:
-        """A result saved as ``.npz`` + ``.json``; ``ValueError`` for anything else."""
+        """A result saved as ``.npz`` (its dims and meta inside, or, as earlier versions saved it, in
+        the ``.json`` beside it); ``ValueError`` for anything else."""
         with _reading(path):
             z = np.load(path, allow_pickle=False)
             if not isinstance(z, np.lib.npyio.NpzFile):
                 raise ValueError("a .npy array, not a .npz archive")
             with z:
                 arrays = {k: z[k] for k in z.files}
-        meta_path = path.with_suffix(".json")
-        fix = "give a result written by SweepResult.save (a .npz with the .json beside it)"
+        fix = "give a result written by SweepResult.save"
+        info_text = arrays.pop(_INFO, None)
         save_id = arrays.pop(_SAVE_ID, None)
         stray = [k for k in arrays if not k.startswith(("data/", "coords/"))]
         data = {k[5:]: v for k, v in arrays.items() if k.startswith("data/")}
         if stray or not data:
             held = f"the arrays {sorted(stray)}" if stray else "no data/ arrays"
             raise ValueError(f"{str(path)!r} is not a jaxbandit result: it holds {held}; {fix}")
-        if not meta_path.is_file():
-            raise ValueError(
-                f"{str(path)!r} is incomplete: {meta_path.name} (its dims and meta) is missing; {fix}"
-            )
-        with _reading(meta_path):
-            info = json.loads(meta_path.read_text())
+        if info_text is not None:
+            described = f"its {_INFO} member"
+            with _reading(path):
+                info = json.loads(str(info_text))
+        else:
+            info, described = cls._legacy_info(path, save_id, fix)
         dims = info.get("dims") if isinstance(info, dict) else None
-        if not (isinstance(dims, list) and all(isinstance(d, str) for d in dims)):
+        meta = info.get("meta", {}) if isinstance(info, dict) else None
+        if not (isinstance(dims, list) and all(isinstance(d, str) for d in dims) and isinstance(meta, dict)):
             raise ValueError(
-                f"{str(meta_path)!r} is not a jaxbandit result's metadata: it has no list of dims; {fix}"
-            )
-        if (save_id is not None or "save" in info) and str(save_id) != str(info.get("save")):
-            raise ValueError(
-                f"{str(path)!r} and {meta_path.name} are not from one save (a save was stopped between "
-                "writing them, or one was replaced); save the result again"
+                f"{str(path)!r} is not a jaxbandit result: {described} has no list of dims and dict of "
+                f"meta; {fix}"
             )
         coords = {k[7:]: v for k, v in arrays.items() if k.startswith("coords/")}
         shapes = {np.shape(v) for v in data.values()}
@@ -576,9 +578,32 @@ class SweepResult:
         if bad:
             raise ValueError(
                 f"{str(path)!r} is not a jaxbandit result: its arrays' shapes {sorted(shapes)} and "
-                f"coordinates do not fit the dims {dims} of {meta_path.name}; {fix}"
+                f"coordinates do not fit the dims {dims} of {described}; {fix}"
             )
-        return cls(tuple(dims), {d: coords[d] for d in dims if d in coords}, data, info.get("meta", {}))
+        return cls(tuple(dims), {d: coords[d] for d in dims if d in coords}, data, meta)
+
+    @staticmethod
+    def _legacy_info(path: Path, save_id, fix: str) -> tuple[dict, str]:
+        """The dims and meta of an ``.npz`` saved by earlier versions, from the ``.json`` beside it (which
+        carries the archive's save id)."""
+        meta_path = path.with_suffix(".json")
+        if not meta_path.is_file():
+            raise ValueError(
+                f"{str(path)!r} is incomplete: it holds no dims and meta, and {meta_path.name} (where "
+                f"earlier versions kept them) is missing; {fix}"
+            )
+        with _reading(meta_path):
+            info = json.loads(meta_path.read_text())
+        if not (isinstance(info, dict) and isinstance(info.get("dims"), list)):
+            raise ValueError(
+                f"{str(meta_path)!r} is not a jaxbandit result's metadata: it has no list of dims; {fix}"
+            )
+        if (save_id is not None or "save" in info) and str(save_id) != str(info.get("save")):
+            raise ValueError(
+                f"{str(path)!r} and {meta_path.name} are not from one save (a save was stopped between "
+                "writing them, or one was replaced); save the result again"
+            )
+        return info, meta_path.name
 
 
 #: The widest line of ``repr(SweepResult)``; a longer one ends in "...".
