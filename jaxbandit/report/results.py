@@ -50,13 +50,47 @@ def atomic_write_bytes(path, write) -> None:
         write(f)
 
 
+def refuse_foreign(path) -> None:
+    """``ValueError`` naming ``path`` and the fix unless a save may replace what is there: nothing, an
+    empty directory, or a zarr store jaxbandit wrote (its attributes name it); a folder of other files
+    or a file is never deleted by a save."""
+    path = Path(path)
+    if not (path.exists() or path.is_symlink()):
+        return
+    fix = "save to another path, or move or delete it first"
+    if not path.is_dir():
+        what = "is a file, not a zarr store"
+        raise ValueError(f"{str(path)!r} exists and {what}; a save would delete it: {fix}")
+    names = os.listdir(path)
+    if not names:
+        return
+    for name in (".zattrs", "zarr.json"):
+        try:
+            attrs = json.loads((path / name).read_text())
+        except (OSError, ValueError):
+            continue
+        attrs = attrs.get("attributes", attrs) if isinstance(attrs, dict) else {}
+        if isinstance(attrs, dict) and (META_ATTR in attrs or DTYPES_ATTR in attrs):
+            return
+    raise ValueError(
+        f"{str(path)!r} exists and is not a jaxbandit result (a folder of {len(names)} other files, or a "
+        f"store whose attributes cannot be read); a save would delete it: {fix}"
+    )
+
+
+def _followed(path: Path) -> Path:
+    """``path``, or the path a symbolic link at ``path`` points to: a save through a link writes its
+    target, leaving the link a link."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
 @contextlib.contextmanager
 def atomic_path(path) -> Iterator[Path]:
     """Yield a temporary file name next to ``path``; once the block has written it, ``fsync`` it and
     move it onto ``path``. If the block raises, the temporary file is removed and ``path`` is untouched.
     The file gets the mode any new file gets (0o666 less the umask); ``path``'s lock is held meanwhile
-    (:func:`writing`)."""
-    path = Path(path)
+    (:func:`writing`). A symbolic link at ``path`` is followed."""
+    path = _followed(Path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     with writing(path):
         tmp = _fresh(
@@ -78,8 +112,9 @@ def atomic_directory(path) -> Iterator[Path]:
     files and put it in place of ``path`` (which may exist: it is swapped out, then removed). On Linux
     the swap is one ``renameat2(RENAME_EXCHANGE)``; elsewhere the old one is renamed aside first and put
     back if the new one cannot be moved in. If the block raises, ``path`` is untouched. The directory
-    gets the mode any new directory gets (0o777 less the umask); ``path``'s lock is held meanwhile."""
-    path = Path(path)
+    gets the mode any new directory gets (0o777 less the umask); ``path``'s lock is held meanwhile. A
+    symbolic link at ``path`` is followed."""
+    path = _followed(Path(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     with writing(path):
         tmp = _fresh(path, ".tmp", lambda name: os.mkdir(name, 0o777))
@@ -475,6 +510,7 @@ class SweepResult:
         ds = self.to_xarray()
         ds.attrs[COMPLETE_ATTR] = True
         with atomic_directory(path) as tmp:
+            refuse_foreign(path)  # under its lock: nothing replaces it meanwhile
             ds.to_zarr(
                 tmp,
                 mode="w",

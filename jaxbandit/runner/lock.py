@@ -130,8 +130,12 @@ def _acquire(target: Path, what: str) -> int | None:
         "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
         "command": " ".join(sys.argv),
     }
-    os.ftruncate(fd, 0)
-    os.write(fd, json.dumps(info).encode())
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps(info).encode())
+    except BaseException:  # a full disk: the lock is given up, not left held by a lost descriptor
+        _release(lock, fd)
+        raise
     return fd
 
 
