@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
+from jaxbandit.report import results
 from jaxbandit.runner import checkpoint as checkpoint_lib
 from jaxbandit.runner import driver
 from jaxbandit.runner import fingerprint as fingerprint_lib
@@ -313,6 +314,85 @@ def test_a_resumed_store_ends_verified_and_clean(reference, stopped_store):
     (out / "regret" / "1.0.1").write_bytes(b"\0" * 16)
     with pytest.raises(ValueError, match=r"^out='.*s.zarr' is damaged: chunk 1.0.1 of the array 'regret' "):
         run(out=out, checkpoint=ckpt)
+
+
+def test_a_zarray_edited_while_stopped_is_refused(stopped_store, monkeypatch):
+    """Battery row B: one byte of a stopped store's cumulative_regret/.zarray changed (<f4 -> <i4, valid
+    JSON) was not refused: the check before resuming read .zmetadata, the writer .zarray, and a verified
+    load then returned wrong values. Both read the array's own metadata now, and it must agree with
+    .zmetadata; without .zmetadata the journaled regions, read as the writer reads them, are refused."""
+    out, ckpt = stopped_store
+    meta = out / "cumulative_regret" / ".zarray"
+    assert '"<f4"' in meta.read_text()
+    meta.write_text(meta.read_text().replace('"<f4"', '"<i4"'))
+    monkeypatch.setattr(driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
+    with pytest.raises(
+        ValueError,
+        match=r"^out='.*s.zarr' is damaged: cumulative_regret/.zarray differs from what its .zmetadata says "
+        r"of it .*start over with overwrite=True",
+    ):
+        run(out=out, checkpoint=ckpt)
+    (out / ".zmetadata").unlink()
+    with pytest.raises(
+        ValueError,
+        match=r"^out='.*s.zarr' is damaged: the region .* of 'cumulative_regret' cannot be read \(its "
+        r".zarray says int32, the store recorded float32\)",
+    ):
+        run(out=out, checkpoint=ckpt)
+
+
+@pytest.mark.parametrize("record", ["all", ("log", 20)])
+def test_a_store_rolled_back_behind_its_checkpoint_is_refused(reference, tmp_path, monkeypatch, record):
+    """Battery row C: a store rolled back to an older copy while the checkpoint is newer (a user restoring
+    or copying folders) resumed without error into wrong values (with record=("log", 20) the verified
+    load was wrong too). Each checkpoint records how far the store reaches; a store behind it is refused
+    before anything runs, and overwrite=True starts over."""
+    out, ckpt, copy = tmp_path / "s.zarr", tmp_path / "ckpt", tmp_path / "copy.zarr"
+    stop_after(monkeypatch, 1)
+    with pytest.raises(Stopped):
+        run(out=out, checkpoint=ckpt, record=record)
+    shutil.copytree(out, copy)
+    monkeypatch.undo()
+    done = stop_after(monkeypatch, 1)
+    with pytest.raises(Stopped):
+        run(out=out, checkpoint=ckpt, record=record)
+    assert done == [16]
+    monkeypatch.undo()
+    shutil.rmtree(out)
+    shutil.copytree(copy, out)
+    monkeypatch.setattr(driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
+    with pytest.raises(
+        ValueError,
+        match=r"^out='.*s.zarr' is behind its checkpoint algorithm-0.npz: it holds \d+ of the \d+ regions "
+        r"the checkpoint counts as written.*start over with overwrite=True$",
+    ):
+        run(out=out, checkpoint=ckpt, record=record)
+    monkeypatch.undo()
+    res = run(out=out, checkpoint=ckpt, record=record, overwrite=True)
+    np.testing.assert_array_equal(
+        jb.SweepResult.load(out).cumulative_regret, run(record=record).cumulative_regret
+    )
+    assert res.cumulative_regret.shape[-1] == len(jb.runner.sweep.record_rounds(record, T))
+
+
+def test_a_complete_store_whose_manifest_was_never_written_gets_it(reference, tmp_path, monkeypatch):
+    """Battery row H: stopped (kill -9, a full disk) between marking the store complete and writing its
+    manifest, every later run returned normally and SweepResult.load refused the store for ever ("written
+    by an older jaxbandit or another program"). The next run writes the manifest."""
+    out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
+
+    def full(store):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(results, "write_manifest", full)
+    with pytest.raises(OSError, match="No space left"):
+        run(out=out, checkpoint=ckpt)
+    monkeypatch.undo()
+    assert xr.open_zarr(out).attrs["jaxbandit_complete"] is True
+    assert not (out / "jaxbandit_manifest.json").exists()
+    run(out=out, checkpoint=ckpt)
+    assert (out / "jaxbandit_manifest.json").is_file() and not (out / store_lib.JOURNAL).exists()
+    np.testing.assert_array_equal(jb.SweepResult.load(out).regret, reference[0].regret)
 
 
 def test_a_store_with_damaged_metadata_is_named_damaged(stopped_store):

@@ -99,10 +99,12 @@ def run_algorithms(
     ckpt_path,
     finger,
     sink=None,
+    reach=None,
 ) -> list[dict]:
     """Every chunk of the runs of the algorithms ``make_algs`` (in lockstep when several), checkpointed; per
     algorithm, the kept fields as `[S_padded, G, rounds]`, or with ``sink``, ``sink(t0, fields)`` called
-    with each chunk's (a list per algorithm, rounds from ``t0`` on) and empty dicts returned."""
+    with each chunk's (a list per algorithm, rounds from ``t0`` on) and empty dicts returned; ``reach()``:
+    how far the store reaches, recorded in each checkpoint."""
     lanes = plan.agent_params.shape[0] * len(make_algs)
     program = plan.program(make_env, horizon, len(make_algs))
     chunk_statics = Statics(make_algs, make_env, plan.layout, horizon, per_round, program)
@@ -134,7 +136,12 @@ def run_algorithms(
             carry_arrays = checkpoint_lib.gather(chunk_carries, distributed.to_host)  # every process
             if jax.process_index() == 0:
                 checkpoint_lib.save(
-                    ckpt_path, carry_arrays=carry_arrays, kept=kept, next_round=done, finger=finger
+                    ckpt_path,
+                    carry_arrays=carry_arrays,
+                    kept=kept,
+                    next_round=done,
+                    finger=finger,
+                    reach=None if reach is None else reach(),
                 )
         if bar is not None:
             bar.update(done - bar.n)

@@ -289,6 +289,9 @@ def sweep(
                     overwrite,
                     durable=ckpt_dir is not None,
                 )
+                if writer is not None and ckpt_dir is not None:  # before anything runs or is written
+                    for name in files:
+                        writer.check_reach(checkpoint_lib.store_reach(ckpt_dir / name), ckpt_dir / name)
         per_alg = []
         for indices, name in zip(groups, files):
             group = [names_in_order[i] for i in indices]
@@ -308,6 +311,7 @@ def sweep(
                 None if ckpt_dir is None else ckpt_dir / name,
                 None if fingers is None else fingers.group(names_in_order, indices, store_id),
                 sink,
+                None if writer is None or ckpt_dir is None else writer.reach,
             )
             per_alg += [{field: plan.to_grid_order(value) for field, value in k.items()} for k in kept]
         if out_path is not None:
