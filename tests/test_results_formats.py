@@ -865,3 +865,76 @@ def test_plot_cli_refuses_an_incomplete_store(tmp_path, capsys):
     assert cli.main(["plot", str(path)]) == 2
     err = capsys.readouterr().err
     assert "FILE=" in err and "incomplete result" in err and err.count("\n") == 1
+
+
+# ---- the battery's rows D and A: what a load returns is what was saved, or a refusal ---------------
+
+
+def _edited(data: bytes, old: bytes, new: bytes) -> bytes:
+    assert len(old) == len(new) and data.count(old) >= 1, old
+    return data.replace(old, new, 1)
+
+
+#: One-byte edits of a .nc file's attributes that loaded silently: a dtype (float32 read back as
+#: float16), the meta's horizon, a string coordinate.
+NC_EDITS = {
+    "a dtype": (b'"regret": "<f4"', b'"regret": "<f2"'),
+    "the horizon": (b'"horizon": 4', b'"horizon": 5'),
+    "a coordinate": (b"cr_hvt_ucb", b"cr_hvt_ucc"),
+}
+
+
+@pytest.mark.parametrize("edit", list(NC_EDITS))
+def test_an_edited_nc_attribute_or_coordinate_is_refused(tmp_path, edit):
+    """Battery row D: one-byte attribute edits of a .nc loaded silently (<f4 -> <f2 gave float16, the
+    meta's horizon 300 -> 301, a coordinate LinTS -> LinTZ). The file carries a SHA-256 of all it holds,
+    attributes and coordinates included, checked against what a load read."""
+    path = legacy_result().save(tmp_path / "s.nc")
+    path.write_bytes(_edited(path.read_bytes(), *NC_EDITS[edit]))
+    with pytest.raises(
+        ValueError,
+        match=r"^'.*s\.nc' is damaged: what it holds does not match its checksum .*SweepResult.save$",
+    ):
+        jb.SweepResult.load(path)
+
+
+def test_flipped_bytes_of_an_nc_are_refused_or_harmless(tmp_path):
+    """Battery row D: a flipped byte in the chunk index loaded a field as all zeros. 400 bytes of the file,
+    spread over it, each flipped: the load is refused with one line naming the file, or gives the result
+    saved (a byte nothing reads)."""
+    res = legacy_result()
+    path = res.save(tmp_path / "s.nc")
+    original = path.read_bytes()
+    positions = np.random.default_rng(57).choice(len(original), size=400, replace=False)
+    for i in sorted(positions):
+        damaged = bytearray(original)
+        damaged[i] ^= 0x10
+        path.write_bytes(bytes(damaged))
+        try:
+            loaded = jb.SweepResult.load(path)
+        except ValueError as err:
+            assert str(err).startswith(f"{str(path)!r}") and "\n" not in str(err), (i, str(err))
+            continue
+        assert_same(res, loaded)
+
+
+def test_a_verified_zarr_load_never_mixes_two_saves(tmp_path, monkeypatch):
+    """Battery row A: a verified .zarr load racing a re-save by another process returned fields mixed from
+    two saves (the manifest was checked, then the files read again). Here the other save lands after the
+    load has opened the store and before it reads the arrays: the load returns the save it verified."""
+    first, second = legacy_result(), _changed(legacy_result())
+    second.meta["horizon"] = 99
+    path = first.save(tmp_path / "s.zarr")
+    real_open, saved = xr.open_dataset, []
+
+    def open_then_resave(*args, **kwargs):
+        ds = real_open(*args, **kwargs)
+        if not saved:
+            saved.append(True)
+            second.save(path)  # another process's save, between opening and reading
+        return ds
+
+    monkeypatch.setattr(xr, "open_dataset", open_then_resave)
+    assert_same(first, jb.SweepResult.load(path))
+    monkeypatch.undo()
+    assert saved and jb.SweepResult.load(path).meta["horizon"] == 99

@@ -39,23 +39,46 @@ FIX = "write it again (SweepResult.load(..., verify=False) reads it unchecked)"
 def read(store: Path, *, what: str = "", fix: str = FIX) -> dict | None:
     """The manifest in ``store``; None if there is none. ``ValueError`` if it is not one (``what`` and
     ``fix`` as in :func:`verify`)."""
-    path = Path(store) / NAME
-    where = f"{what}{str(store)!r} is damaged"
     try:
-        manifest = json.loads(path.read_text())
+        data = (Path(store) / NAME).read_bytes()
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as err:
+    except OSError as err:
+        where = f"{what}{str(store)!r} is damaged"
+        raise ValueError(f"{where}: its manifest {NAME} cannot be read ({err}); {fix}") from None
+    return parse(data, store, what=what, fix=fix)
+
+
+def parse(data: bytes | None, store: Path, *, what: str = "", fix: str = FIX) -> dict | None:
+    """The manifest whose bytes are ``data`` (None: there is none); ``ValueError`` if it is not one."""
+    if data is None:
+        return None
+    where = f"{what}{str(store)!r} is damaged"
+    try:
+        manifest = json.loads(data)
+    except ValueError as err:
         raise ValueError(f"{where}: its manifest {NAME} cannot be read ({err}); {fix}") from None
     if not (isinstance(manifest, dict) and manifest.get("format") == FORMAT and "files" in manifest):
         raise ValueError(f"{where}: {NAME} is not a jaxbandit manifest; {fix}")
     return manifest
 
 
+def read_files(store: Path) -> dict[str, bytes]:
+    """Every file of ``store`` (its manifest included, the transient ones left out) as ``key -> bytes``,
+    each read once."""
+    store = Path(store)
+    files = {}
+    for path in sorted(store.rglob("*")):
+        if path.is_file() and not path.name.endswith(TRANSIENT):
+            files[path.relative_to(store).as_posix()] = path.read_bytes()
+    return files
+
+
 def verify(store: Path, manifest: dict, *, what: str = "", fix: str = FIX) -> None:
     """``ValueError`` naming the first array and chunk (or metadata file) of ``store`` that is missing,
     damaged, not listed, or absent from the manifest though its array's grid has it; ``what`` prefixes
-    the store's name (``"out="``) and ``fix`` ends the message."""
+    the store's name (``"out="``) and ``fix`` ends the message. Reads one file at a time (a store may be
+    larger than memory)."""
     store = Path(store)
     listed: dict = manifest["files"]
     where = f"{what}{str(store)!r} is damaged"
@@ -72,10 +95,39 @@ def verify(store: Path, manifest: dict, *, what: str = "", fix: str = FIX) -> No
     for key in _keys(store):
         if key not in listed:
             raise ValueError(f"{where}: it holds {key}, which its manifest does not list; {fix}")
+    _check_grids(listed, lambda key: (store / key).read_bytes(), where, fix)
+
+
+def verify_files(
+    store: Path, files: dict[str, bytes], manifest: dict, *, what: str = "", fix: str = FIX
+) -> None:
+    """:func:`verify` of the files ``files`` (:func:`read_files`, read once) of ``store``: what is
+    checked is what the caller decodes."""
+    listed: dict = manifest["files"]
+    where = f"{what}{str(store)!r} is damaged"
+    for key, (size, digest) in sorted(listed.items()):
+        data = files.get(key)
+        if data is None:
+            array = key.rsplit("/", 1)[0]
+            if "/" in key and not any(k.startswith(array + "/") for k in files):
+                raise ValueError(f"{where}: the array {array!r} is missing (its directory); {fix}")
+            raise ValueError(f"{where}: {_what(key)} is missing ({key}); {fix}")
+        if len(data) != size or hashlib.sha256(data).hexdigest() != digest:
+            raise ValueError(f"{where}: {_what(key)} does not match its checksum ({key}); {fix}")
+    for key in files:
+        own = "/" not in key and key.startswith("jaxbandit_")  # this manifest, a journal
+        if key not in listed and not own:
+            raise ValueError(f"{where}: it holds {key}, which its manifest does not list; {fix}")
+    _check_grids(listed, files.__getitem__, where, fix)
+
+
+def _check_grids(listed: dict, read, where: str, fix: str) -> None:
+    """``ValueError`` unless each array of ``listed`` lists every chunk of its grid (``read(key)``: the
+    bytes of a listed file)."""
     for key in listed:
         if key.endswith("/.zarray"):
             array = key[: -len("/.zarray")]
-            meta = json.loads((store / key).read_text())
+            meta = json.loads(read(key))
             grid = [math.ceil(n / c) for n, c in zip(meta["shape"], meta["chunks"])]
             expected = math.prod(grid)
             chunks = sum(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import importlib
 import io
 import json
@@ -41,7 +42,8 @@ FORMATS = (".npz", ".nc", ".zarr")
 META_ATTR = "jaxbandit_meta"  # the whole ``meta`` as JSON
 DTYPES_ATTR = "jaxbandit_dtypes"  # {name: numpy dtype} of every coordinate and field
 COMPLETE_ATTR = "jaxbandit_complete"  # False while jb.sweep(out=...) is still writing the store
-RESERVED_ATTRS = (META_ATTR, DTYPES_ATTR, COMPLETE_ATTR, "jaxbandit_sweep", "jaxbandit_store_id")
+DIGEST_ATTR = "jaxbandit_sha256"  # a .nc file's: SHA-256 of everything else it holds (content_digest)
+RESERVED_ATTRS = (META_ATTR, DTYPES_ATTR, COMPLETE_ATTR, DIGEST_ATTR, "jaxbandit_sweep", "jaxbandit_store_id")
 
 
 def atomic_write_bytes(path, write) -> None:
@@ -284,6 +286,8 @@ def write_netcdf(ds, path) -> Path:
     The file is built in memory, then written by Python's file IO: a failing disk (ENOSPC) is an
     ``OSError`` that leaves the previous file, where HDF5 writing the file itself crashed the
     interpreter after such an error (h5py 3.16, in its close)."""
+    ds = ds.copy()
+    ds.attrs = {**ds.attrs, DIGEST_ATTR: content_digest(ds)}
     encoding = no_fill_encoding(ds)
     for name, variable in ds.variables.items():
         if variable.dtype.kind in "biufc" and variable.size:  # HDF5 filters need chunked, typed data
@@ -292,6 +296,45 @@ def write_netcdf(ds, path) -> Path:
     ds.to_netcdf(buffer, engine="h5netcdf", encoding=encoding)
     atomic_write_bytes(path, lambda f: f.write(buffer.getbuffer()))
     return Path(path)
+
+
+def content_digest(ds) -> str:
+    """SHA-256 of what the Dataset ``ds`` holds: every variable's name, dims, dtype, shape, values and
+    attributes, and the Dataset's attributes (but :data:`DIGEST_ATTR`). A ``.nc`` file carries it,
+    computed before writing, and a load recomputes it from what it read: HDF5's Fletcher-32 covers the
+    chunks of numeric variables only, where a flipped byte of the chunk index read a field as zeros and
+    an edited attribute (a dtype, the horizon, a string coordinate) read silently."""
+    h = hashlib.sha256()
+
+    def attrs(a) -> bytes:
+        return json.dumps(
+            {str(k): v for k, v in a.items() if k != DIGEST_ATTR}, sort_keys=True, default=_json_default
+        ).encode()
+
+    for name in sorted(map(str, ds.variables)):
+        variable = ds.variables[name]
+        values = np.asarray(variable.values)
+        if values.dtype.kind in "OUS":  # strings come back as objects or at another width
+            kind, payload = "str", json.dumps([str(v) for v in values.ravel().tolist()]).encode()
+        else:
+            kind, payload = values.dtype.str, np.ascontiguousarray(values).tobytes()
+        head = json.dumps([name, list(map(str, variable.dims)), kind, list(values.shape)]).encode()
+        for part in (head, attrs(variable.attrs), payload):
+            h.update(len(part).to_bytes(8, "little"))
+            h.update(part)
+    h.update(attrs(ds.attrs))
+    return h.hexdigest()
+
+
+def check_digest(ds, path) -> None:
+    """``ValueError`` naming ``path`` if the Dataset read from it does not match the
+    :func:`content_digest` it carries (files written before it was added carry none)."""
+    stored = ds.attrs.get(DIGEST_ATTR)
+    if stored is not None and str(stored) != content_digest(ds):
+        raise ValueError(
+            f"{str(path)!r} is damaged: what it holds does not match its checksum ({DIGEST_ATTR}); write it "
+            "again with SweepResult.save"
+        )
 
 
 def require(*modules: str, what: str):
@@ -553,13 +596,25 @@ class SweepResult:
             with _reading(path), xr.open_dataset(path, engine="h5netcdf", cache=False) as ds:
                 ds = ds.load()
             _check_ours(ds, path)
-            return cls.from_xarray(ds)
+            check_digest(ds, path)
+            with _reading(path):
+                return cls.from_xarray(ds)
         xr = require("zarr", "xarray", what="SweepResult.load of .zarr")
-        found = manifest.read(path) if verify else None
-        if found is not None:
-            manifest.verify(path, found)
+        if verify and not lazy:
+            # read once: the files checked against the manifest are the ones decoded, so a save of the
+            # same path by another process meanwhile is refused or not seen, never mixed in
+            files = manifest.read_files(path)
+            found = manifest.parse(files.get(manifest.NAME), path)
+            if found is not None:
+                manifest.verify_files(path, files, found)
+            source = _memory_store(files)
+        else:
+            found = manifest.read(path) if verify else None
+            if found is not None:
+                manifest.verify(path, found)
+            source = path
         with _reading(path):
-            ds = xr.open_dataset(path, engine="zarr", chunks=None, cache=False, consolidated=None)
+            ds = xr.open_dataset(source, engine="zarr", chunks=None, cache=False, consolidated=None)
         _check_ours(ds, path)
         if verify and found is None:
             raise ValueError(
@@ -567,9 +622,9 @@ class SweepResult:
                 "by an older jaxbandit or by another program; SweepResult.load(..., verify=False) reads "
                 "it unchecked"
             )
-        if lazy:
-            return cls._from_dataset(ds, lambda name: LazyArray(ds[name].variable, path, name))
         with _reading(path):
+            if lazy:
+                return cls._from_dataset(ds, lambda name: LazyArray(ds[name].variable, path, name))
             return cls.from_xarray(ds.load())
 
     @classmethod
@@ -703,6 +758,17 @@ def _check_ours(ds, path: Path) -> None:
             f"{str(path)!r} is an incomplete result: the jb.sweep(out=...) writing it has not finished "
             "(or was stopped); run the same sweep again with the same checkpoint= to complete it"
         )
+
+
+def _memory_store(files: dict):
+    """The store whose files (key -> bytes) are ``files``, in memory, for zarr to decode."""
+    zarr = require("zarr", what="SweepResult.load of .zarr")
+    files = {k: v for k, v in files.items() if not k.startswith("jaxbandit_")}
+    if zarr_major(zarr) < 3:
+        return files
+    from zarr.core.buffer import cpu
+
+    return zarr.storage.MemoryStore({k: cpu.Buffer.from_bytes(v) for k, v in files.items()})
 
 
 def write_manifest(store) -> None:
