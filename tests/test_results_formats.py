@@ -15,6 +15,7 @@ import pytest
 
 import jaxbandit as jb
 from jaxbandit import cli
+from jaxbandit.persist import atomic
 from jaxbandit.report import results
 from jaxbandit.report.results import LazyArray
 from jaxbandit.runner import checkpoint as checkpoint_lib
@@ -452,7 +453,7 @@ def test_a_zarr_store_is_replaced_safely_without_an_atomic_exchange(tmp_path, mo
     moved in."""
     res = a_result()
     path = res.save(tmp_path / "r.zarr")
-    monkeypatch.setattr(results, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
     new = _changed(res)
     new.save(path)
     assert_same(new, jb.SweepResult.load(path))
@@ -565,7 +566,7 @@ def test_no_power_loss_leaves_a_checkpoint_ahead_of_the_store(tmp_path, monkeypa
         os.fsync,
         os.replace,
         checkpoint_lib.save,
-        results.syncfs,
+        atomic.syncfs,
     )
     if flush == "syncfs" and not real_syncfs(tmp_path):
         pytest.skip("no syncfs here")
@@ -610,7 +611,7 @@ def test_no_power_loss_leaves_a_checkpoint_ahead_of_the_store(tmp_path, monkeypa
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
     monkeypatch.setattr(checkpoint_lib, "save", save)
-    monkeypatch.setattr(results, "syncfs", syncfs)
+    monkeypatch.setattr(atomic, "syncfs", syncfs)
     streamed(out, checkpoint=ckpt)
     assert checked == [16, 32, 40]
     assert journaled == [10, 20, 30]  # a region per chunk, field and algorithm

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
-from jaxbandit.report import results
+from jaxbandit.persist import formats
 from jaxbandit.runner import checkpoint as checkpoint_lib
 from jaxbandit.runner import driver
 from jaxbandit.runner import fingerprint as fingerprint_lib
@@ -384,7 +384,7 @@ def test_a_complete_store_whose_manifest_was_never_written_gets_it(reference, tm
     def full(store):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(results, "write_manifest", full)
+    monkeypatch.setattr(formats, "write_manifest", full)
     with pytest.raises(OSError, match="No space left"):
         run(out=out, checkpoint=ckpt)
     monkeypatch.undo()

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
+from jaxbandit.persist import lock
 from jaxbandit.report import results
 from jaxbandit.runner import checkpoint as checkpoint_lib
-from jaxbandit.runner import lock
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER = Path(__file__).parent / "scripts" / "writer.py"

@@ -25,7 +25,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from ..report.results import atomic_savez, error_reason
+from ..persist.atomic import atomic_savez, error_reason
 from . import fingerprint as fingerprint_lib
 
 _KEY_PREFIX = "carry_key/"

@@ -6,11 +6,11 @@ it. It is created (in a temporary directory, swapped into place) before the firs
 attribute ``jaxbandit_complete = False``; each compiled chunk's kept rounds are then written into their
 region of the arrays as soon as the chunk finishes, so that the host holds one chunk's results at a time;
 the attribute becomes True after the last chunk, and the store gets its manifest
-(:mod:`jaxbandit.report.manifest`: every file's checksum, checked by ``SweepResult.load``). Arrays are
+(:mod:`jaxbandit.persist.manifest`: every file's checksum, checked by ``SweepResult.load``). Arrays are
 chunked one algorithm and one grid point at a time, by the rounds one compiled chunk keeps and by as
 many seeds as fill about 2^20 values; every chunk is written, zeros included.
 
-The sweep holds the store's lock (:mod:`jaxbandit.runner.lock`) from before it is opened to the end, and
+The sweep holds the store's lock (:mod:`jaxbandit.persist.lock`) from before it is opened to the end, and
 the store carries the sweep's :mod:`~jaxbandit.runner.fingerprint`: another sweep is refused, saying what
 differs. With ``checkpoint=``, a chunk's region is written before its checkpoint, and the checkpoints name
 the store they belong to (its ``jaxbandit_store_id``): a sweep stopped anywhere and run again resumes into
@@ -35,8 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..report import manifest as manifest_lib
-from ..report import results as R
+from ..persist import atomic
+from ..persist import formats as F
+from ..persist import manifest as manifest_lib
+from ..report.results import SweepResult
 from . import fingerprint as fingerprint_lib
 
 SWEEP_ATTR = "jaxbandit_sweep"  # the sweep's fingerprint, as JSON
@@ -56,12 +58,12 @@ def check_out(out) -> Path:
             f"out={str(out)!r} is invalid: a sweep streams its results into a zarr store, so out must "
             "end in '.zarr' (valid: '.zarr'); to write .npz or .nc, call .save(path) on the result"
         )
-    R.require("zarr", "xarray", what="jb.sweep(out=...)")
+    F.require("zarr", "xarray", what="jb.sweep(out=...)")
     return path
 
 
 def _zarr():
-    return R.require("zarr", what="jb.sweep(out=...)")
+    return F.require("zarr", what="jb.sweep(out=...)")
 
 
 def open_group(path: Path, mode: str):
@@ -70,7 +72,7 @@ def open_group(path: Path, mode: str):
     metadata, so that a ``.zarray`` changed while the sweep was stopped is read, and refused, as the
     writer would read it."""
     zarr = _zarr()
-    fresh = {"use_consolidated": False} if R.zarr_major(zarr) >= 3 else {}
+    fresh = {"use_consolidated": False} if F.zarr_major(zarr) >= 3 else {}
     return zarr.open_group(str(path), mode=mode, **fresh)
 
 
@@ -134,7 +136,7 @@ class StoreWriter:
         self.chunks = (1,) * lead + (max(1, min(seeds, CHUNK_VALUES // rounds)), rounds)
         self._group = open_group(path, "r+")
         self._arrays: dict = {}
-        self._complete = bool(self._group.attrs.get(R.COMPLETE_ATTR, False))
+        self._complete = bool(self._group.attrs.get(F.COMPLETE_ATTR, False))
         self._unsynced: list[tuple[str, list]] = []  # durable: (field, bounds) written since the last `sync`
         self._unjournaled: list[str] = []  # durable: the journal's lines for what `sync` has not flushed
         self._chunk_names: dict = {}  # per array: (its chunk shape, its dimension_separator)
@@ -170,16 +172,16 @@ class StoreWriter:
             # a complete store stays complete, with its manifest, until something is written into it
             return cls(path, dims, sizes, round_chunk, attrs[STORE_ID_ATTR], durable)
         store_id = uuid.uuid4().hex
-        skeleton = R.SweepResult(dims, coords, {}, meta).to_xarray()  # coordinates and attributes
+        skeleton = SweepResult(dims, coords, {}, meta).to_xarray()  # coordinates and attributes
         text = json.dumps(finger, sort_keys=True)
-        skeleton.attrs.update({R.COMPLETE_ATTR: False, SWEEP_ATTR: text, STORE_ID_ATTR: store_id})
-        with R.atomic_directory(path) as tmp:
+        skeleton.attrs.update({F.COMPLETE_ATTR: False, SWEEP_ATTR: text, STORE_ID_ATTR: store_id})
+        with atomic.atomic_directory(path) as tmp:
             skeleton.to_zarr(
                 str(tmp),
                 mode="w",
-                encoding=R.no_fill_encoding(skeleton),
+                encoding=F.no_fill_encoding(skeleton),
                 write_empty_chunks=True,
-                **R.zarr_format_kwargs(_zarr()),
+                **F.zarr_format_kwargs(_zarr()),
             )
         return cls(path, dims, sizes, round_chunk, store_id, durable)
 
@@ -188,7 +190,7 @@ class StoreWriter:
         dtype and the result's full shape)."""
         if self._complete:  # no longer: complete again, with a new manifest, at the end
             (self.path / manifest_lib.NAME).unlink(missing_ok=True)
-            self._set_attrs({R.COMPLETE_ATTR: False})
+            self._set_attrs({F.COMPLETE_ATTR: False})
             self._complete = False
         if field not in self._arrays:
             arr = self._group[field] if field in self._group else self._create(field, values.dtype)
@@ -242,15 +244,17 @@ class StoreWriter:
         even across a power loss (a region written after the last checkpoint is not journaled: a resume
         writes it again). The values by one ``syncfs`` where Linux has it, else an ``fsync`` of each file
         (`benchmarks/durable_store.py`: 0.97x and 1.22x the sweep not flushing its chunks)."""
-        if self._unsynced and not R.syncfs(self.path):  # each chunk file, then the directories listing them
+        if self._unsynced and not atomic.syncfs(
+            self.path
+        ):  # each chunk file, then the directories listing them
             dirs = [self.path / field for field in dict.fromkeys(f for f, _ in self._unsynced)]
             meta = [d / name for d in [*dirs, self.path] for name in (".zarray", *_ZARR_METADATA)]
             chunks = {p for field, bounds in self._unsynced for p in self._chunk_files(field, bounds)}
-            R.fsync_paths([*sorted(chunks), *(p for p in meta if p.is_file()), *dirs, self.path])
+            atomic.fsync_paths([*sorted(chunks), *(p for p in meta if p.is_file()), *dirs, self.path])
         self._unsynced.clear()
         if self._unjournaled:
             self._append_to_journal(self._unjournaled)
-            R.fsync_paths([self.path / JOURNAL, self.path])
+            atomic.fsync_paths([self.path / JOURNAL, self.path])
             self._unjournaled.clear()
 
     def _chunk_files(self, field: str, bounds: list) -> list[Path]:
@@ -270,19 +274,19 @@ class StoreWriter:
         else:  # zarr-python 2 writes every chunk, zeros included
             arr = self._group.create_dataset(field, **kw)
             arr.attrs["_ARRAY_DIMENSIONS"] = list(self.dims)
-        dtypes = json.loads(self._group.attrs.get(R.DTYPES_ATTR, "{}"))
+        dtypes = json.loads(self._group.attrs.get(F.DTYPES_ATTR, "{}"))
         dtypes[field] = np.dtype(dtype).str
-        self._set_attrs({R.DTYPES_ATTR: json.dumps(dtypes, sort_keys=True)})
+        self._set_attrs({F.DTYPES_ATTR: json.dumps(dtypes, sort_keys=True)})
         return arr
 
     def finish(self) -> None:
-        """Mark the store complete and write its manifest (:mod:`jaxbandit.report.manifest`), which
+        """Mark the store complete and write its manifest (:mod:`jaxbandit.persist.manifest`), which
         replaces the journal (a store resumed complete and not written since is left as it was; one
         marked complete whose manifest was never written, its writer stopped between the two, gets it)."""
         if self._complete and (self.path / manifest_lib.NAME).is_file():
             return
-        self._set_attrs({R.COMPLETE_ATTR: True})
-        R.write_manifest(self.path)
+        self._set_attrs({F.COMPLETE_ATTR: True})
+        F.write_manifest(self.path)
         (self.path / JOURNAL).unlink(missing_ok=True)
         self._complete = True
 
@@ -341,12 +345,12 @@ def verify_written(path: Path) -> None:
         where = f"the region {entry['region']} of {entry['field']!r}"
         try:
             array = group[entry["field"]]
-            recorded = np.dtype(json.loads(group.attrs.get(R.DTYPES_ATTR, "{}"))[entry["field"]])
+            recorded = np.dtype(json.loads(group.attrs.get(F.DTYPES_ATTR, "{}"))[entry["field"]])
             if array.dtype != recorded:  # the same bytes read as another type
                 raise ValueError(f"its .zarray says {array.dtype}, the store recorded {recorded}")
             values = np.asarray(array[region])
         except Exception as err:  # a missing array, a chunk that does not decompress, ...
-            reason = R.error_reason(err)
+            reason = atomic.error_reason(err)
             raise ValueError(
                 f"out={str(path)!r} is damaged: {where} cannot be read ({reason}); {fix}"
             ) from None
@@ -372,7 +376,7 @@ def _check_consolidated(path: Path, fix: str) -> None:
         try:
             found = json.loads((path / key).read_text())
         except (OSError, ValueError) as err:
-            reason = R.error_reason(err)
+            reason = atomic.error_reason(err)
             raise ValueError(
                 f"out={str(path)!r} is damaged: {key} cannot be read ({reason}); {fix}"
             ) from None

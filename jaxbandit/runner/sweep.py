@@ -51,11 +51,12 @@ from ..core import validation as V
 from ..core.dtypes import float_dtype
 from ..core.lowering.options import ExecutionOptions, as_options
 from ..core.types import Algorithm, Environment
-from ..report.results import SweepResult, remove_leftovers
+from ..persist import lock as lock_lib
+from ..persist.atomic import remove_leftovers
+from ..report.results import SweepResult
 from . import checkpoint as checkpoint_lib
 from . import driver, sharing
 from . import fingerprint as fingerprint_lib
-from . import lock as lock_lib
 from . import store as store_lib
 from .grid import as_factory, grid_arrays, validate_grid
 from .plan import Plan, record_rounds, seed_ids
@@ -160,7 +161,7 @@ def sweep(
         store this same sweep left is resumed with ``checkpoint=`` (and rewritten without); see
         ``jaxbandit.runner.store``. Needs ``pip install "jaxbandit[xarray]"``. With several processes,
         process 0 writes it, on a file system they share. ``out`` and ``checkpoint`` are locked for the
-        sweep's lifetime (``jaxbandit.runner.lock``): a second writer is refused, naming the first.
+        sweep's lifetime (``jaxbandit.persist.lock``): a second writer is refused, naming the first.
       lockstep: run every algorithm of a dict in one compiled program, all fed each round's one draw of
         the stream (default); ``False`` compiles one program per algorithm, each drawing the stream
         again. Bitwise the same results. Lockstep pays most where a stream serves few lanes (the draw —

@@ -43,11 +43,10 @@ algorithm, constants, eps, seed, round = the horizon T), ``results_C.npz`` (…,
 from __future__ import annotations
 
 from .fit import SlopeFit, WindowFit, excess_loglog_fit, linear_fit, local_slopes, loglog_fit, window_fit
-from .report import draw, markdown, rewrite
+from .report import arrays_from, draw, markdown, rewrite
 from .run import (
     Job,
     ScalingResult,
-    arrays_from,
     default_workers,
     identical_runs,
     plan_jobs,
