@@ -51,7 +51,7 @@ from ..core.dtypes import float_dtype
 from ..core.lowering.options import ExecutionOptions, as_options
 from ..core.types import Algorithm, Environment
 from ..report.results import SweepResult
-from . import driver, sharing
+from . import driver, memory, sharing
 from . import fingerprint as fingerprint_lib
 from . import store as store_lib
 from .grid import as_factory, grid_arrays, validate_grid
@@ -217,6 +217,20 @@ def sweep(
         raise ValueError("algorithm={} is invalid: give at least one algorithm")
     make_algs = {name: as_factory(a, "algorithm") for name, a in algs.items()}
     make_env = as_factory(environment, "environment")
+    if checkpoint is not None and ckpt_dir is not None and ckpt_dir.exists() and not ckpt_dir.is_dir():
+        raise ValueError(
+            f"checkpoint={str(checkpoint)!r} is invalid: it is a file; give a directory (one that does not "
+            "exist is created)"
+        )
+    memory.check_fits(  # before the seeds, the rounds or anything else is allocated
+        algorithms=len(make_algs),
+        points=grid_points(grid),
+        seeds=seeds,
+        horizon=horizon,
+        record=record,
+        streamed=out_path is not None,
+        itemsize=np.dtype(float_dtype()).itemsize,
+    )
     names, axes = grid_arrays(grid)
     seeds_run = seed_ids(seeds)
     execution = as_options(options)
@@ -298,6 +312,14 @@ def sweep(
     if not lead:
         data = {field: arr[0] for field, arr in data.items()}
     return SweepResult(dims=dims, coords=coords, data=data, meta=meta)
+
+
+def grid_points(grid) -> int:
+    """How many points ``grid`` has (the product of its axes' lengths), read without converting it."""
+    if not isinstance(grid, Mapping):
+        return 1
+    sizes = [len(v) if hasattr(v, "__len__") else 1 for v in grid.values()]
+    return int(np.prod(sizes, dtype=np.int64))
 
 
 def _layout(make_algs: Mapping, make_env, names, axes) -> Layout:
