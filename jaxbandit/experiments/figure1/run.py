@@ -366,7 +366,7 @@ def figure_result(curves, runtimes, settings, variants, selected, horizon, seed_
 
 
 def _write(out: Path, curves, runtimes, settings, variants, selected, horizon, seed_ids) -> dict:
-    """``results.npz`` (+ ``.json``, ``.nc``), the PNGs and ``figure1.json`` (last, listing the others);
+    """``results.npz`` (+ ``.nc``), the PNGs and ``figure1.json`` (last, listing the others);
     returns the paths."""
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "figure1.json", "png": out / "figure1.png"}

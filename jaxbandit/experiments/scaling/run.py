@@ -578,7 +578,7 @@ def results(arrays: dict, methods, plan: Plan, info: dict | None = None) -> dict
 
 
 def _write(out: Path, arrays: dict, data: dict, plan: Plan, methods, t_start: float) -> dict:
-    """``results_{T,C,d}.npz`` (+ ``.json``, ``.nc``), the figures, ``scaling.md`` and ``scaling.json``
+    """``results_{T,C,d}.npz`` (+ ``.nc``), the figures, ``scaling.md`` and ``scaling.json``
     (last, listing the others)."""
     out.mkdir(parents=True, exist_ok=True)
     paths: dict = {"json": out / "scaling.json", "md": out / "scaling.md"}
