@@ -919,6 +919,28 @@ def test_flipped_bytes_of_an_nc_are_refused_or_harmless(tmp_path):
         assert_same(res, loaded)
 
 
+def test_a_damaged_nc_header_is_refused_without_noise(tmp_path, monkeypatch):
+    """A byte of a .nc file's HDF5 header flipped: h5netcdf's File, failing to open it, printed "Exception
+    ignored ... 'File' object has no attribute '_writable'" beside the refusal."""
+    res = jb.SweepResult(("seed", "round"), {"seed": np.arange(2), "round": np.arange(1, 4)}, {})
+    res.data["cumulative_regret"] = np.ones((2, 3), np.float32)
+    path = res.save(tmp_path / "s.nc")
+    original = path.read_bytes()
+    unraisable: list = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    refused = 0
+    for i in range(0, 400, 97):
+        damaged = bytearray(original)
+        damaged[i] ^= 0x10
+        path.write_bytes(bytes(damaged))
+        try:
+            jb.SweepResult.load(path)
+        except ValueError:
+            refused += 1
+    assert refused >= 3
+    assert not [str(u.exc_value) for u in unraisable]
+
+
 def test_a_verified_zarr_load_never_mixes_two_saves(tmp_path, monkeypatch):
     """Battery row A: a verified .zarr load racing a re-save by another process returned fields mixed from
     two saves (the manifest was checked, then the files read again). Here the other save lands after the

@@ -12,6 +12,8 @@ import importlib
 import io
 import json
 import os
+import sys
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,10 +149,32 @@ def reading(path: Path) -> Iterator[None]:
         raise
     except Exception as err:  # the readers' kinds: BadZipFile, EOFError, OSError, KeyError, RuntimeError, ...
         reason = error_reason(err)
+        # the reader's objects (a half-opened file) are let go now, not when the refusal is
+        traceback.clear_frames(err.__traceback__)
         raise ValueError(
             f"{str(path)!r} is damaged or not a jaxbandit result ({type(err).__name__}: {reason}); write it "
             "again with SweepResult.save or jb.sweep"
         ) from None
+
+
+@contextlib.contextmanager
+def quiet_h5netcdf_del() -> Iterator[None]:
+    """Drop what h5netcdf's ``File.__del__`` raises for a file it failed to open (``'File' object has no
+    attribute '_writable'``, which Python prints as "Exception ignored ..." beside the refusal of a
+    damaged ``.nc``); anything else goes to the hook as before."""
+    before = sys.unraisablehook
+
+    def hook(unraisable):
+        if not (
+            isinstance(unraisable.exc_value, AttributeError) and "_writable" in str(unraisable.exc_value)
+        ):
+            before(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = before
 
 
 def memory_store(files: dict):

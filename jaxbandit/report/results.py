@@ -40,6 +40,7 @@ from ..persist.formats import (  # noqa: F401 (re-exported, as above)
     content_digest,
     memory_store,
     no_fill_encoding,
+    quiet_h5netcdf_del,
     reading,
     refuse_foreign,
     require,
@@ -303,8 +304,9 @@ class SweepResult:
             raise FileNotFoundError(f"{path} does not exist")
         if fmt == ".nc":
             xr = require("h5py", "h5netcdf", "xarray", what="SweepResult.load of .nc")
-            with reading(path), xr.open_dataset(path, engine="h5netcdf", cache=False) as ds:
-                ds = ds.load()
+            with quiet_h5netcdf_del(), reading(path):
+                with xr.open_dataset(path, engine="h5netcdf", cache=False) as ds:
+                    ds = ds.load()
             _check_ours(ds, path)
             check_digest(ds, path)
             with reading(path):
