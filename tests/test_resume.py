@@ -491,3 +491,27 @@ def test_a_real_sigint_prints_no_traceback(tmp_path):
         and out.stderr.count("\n") == 1
         and "Traceback" not in out.stderr
     )
+
+
+@pytest.mark.parametrize("edit", ["kept rounds", "next round"])
+def test_a_checkpoint_that_does_not_fit_its_sweep_is_refused_before_a_chunk_runs(stopped, monkeypatch, edit):
+    """Battery row J: a checkpoint whose fingerprint matched but whose kept rounds or next round did not fit
+    the sweep (edited, or damaged and rewritten) was resumed, and the battery saw "cannot reshape ..." once
+    chunks had run. It is one line naming the checkpoint, before any chunk runs."""
+    path = stopped / "algorithm-0.npz"
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    if edit == "kept rounds":
+        arrays["kept/regret"] = arrays["kept/regret"][..., :5]
+    else:
+        arrays["next_round"] = np.asarray(5)
+    np.savez(path, **arrays)
+    monkeypatch.setattr(driver, "start_groups", lambda *a, **k: pytest.fail("a chunk ran"))
+    with pytest.raises(
+        ValueError,
+        match=r"^checkpoint='.*ckpt' holds algorithm-0.npz, which is damaged or not a jaxbandit checkpoint "
+        r"\(its next round \d+ and kept rounds .* do not fit this sweep's chunks of 8 rounds "
+        r".*overwrite=True",
+    ) as err:
+        run(checkpoint=stopped)
+    assert "\n" not in str(err.value)
