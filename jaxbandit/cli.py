@@ -354,8 +354,10 @@ def load_result(file: Path):
     ``ValueError`` naming FILE."""
     import zipfile
 
+    from jaxbandit.persist.atomic import error_reason
+    from jaxbandit.persist.formats import result_format
     from jaxbandit.report.analysis import check_result
-    from jaxbandit.report.results import SweepResult, error_reason, result_format
+    from jaxbandit.report.results import SweepResult
 
     file = Path(file)
     fmt = result_format(file)

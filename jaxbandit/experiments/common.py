@@ -16,7 +16,8 @@ import jaxbandit as jb
 
 from ..core import validation as V
 from ..core.dtypes import float_dtype
-from ..report.results import SweepResult, require, write_netcdf
+from ..persist.formats import require, write_netcdf
+from ..report.results import SweepResult
 
 
 def save_result(result: SweepResult, path, dataset=None) -> list[Path]:

@@ -17,8 +17,9 @@ import numpy as np
 import jaxbandit as jb
 
 from ...core.validation import check_flag, check_int
+from ...persist.atomic import atomic_write_json
 from ...report.analysis import mean_and_stderr
-from ...report.results import SweepResult, atomic_write_json
+from ...report.results import SweepResult
 from ..common import device_info, jsonable, now, save_result, seed_list, versions
 from .drawing import draw, format_summary
 from .methods import (
