@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import jaxbandit as jb
 from jaxbandit.core.types import Algorithm
 from jaxbandit.experiments.common import device_info, versions
-from jaxbandit.report.results import atomic_write_json
+from jaxbandit.persist.atomic import atomic_write_json
 
 D, K = 10, 20  # the paper's setting
 

@@ -22,7 +22,7 @@ import common
 import numpy as np
 
 import jaxbandit as jb
-from jaxbandit.report import results
+from jaxbandit.persist import atomic
 
 T, CHUNK, SEEDS, D, K = 2000, 250, 8, 5, 10
 
@@ -59,17 +59,17 @@ def main(argv=None):
     folder = args.dir or common.results_dir()
     folder.mkdir(parents=True, exist_ok=True)
     grid = {"beta_scale": list(np.linspace(0.01, 1.0, args.grid))}
-    library_syncfs = results.syncfs
+    library_syncfs = atomic.syncfs
     if not library_syncfs(folder):
         raise SystemExit(f"no syncfs on {folder}: the library flushes each file there")
 
     def variant(syncfs):
         def run():
-            results.syncfs = syncfs
+            atomic.syncfs = syncfs
             try:
                 return sweep_into(folder, grid)
             finally:
-                results.syncfs = library_syncfs
+                atomic.syncfs = library_syncfs
 
         return run
 

@@ -137,7 +137,7 @@ def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
     _add_demo_args(parser)
     plot = sub.add_parser(
         "plot",
-        help="redraw a saved sweep result (.npz + .json, .nc or .zarr) without re-running it",
+        help="redraw a saved sweep result (.npz, .nc or .zarr) without re-running it",
         description="Redraw a saved SweepResult: one panel of mean ± s.e. cumulative "
         "regret per value of its first grid axis other than 'algorithm'.",
     )
@@ -145,7 +145,7 @@ def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
         "file",
         type=Path,
         metavar="FILE",
-        help="a result written by SweepResult.save (.npz with its .json, .nc or .zarr) or jb.sweep(out=...)",
+        help="a result written by SweepResult.save (.npz, .nc or .zarr) or jb.sweep(out=...)",
     )
     plot.add_argument(
         "--out",
@@ -359,8 +359,10 @@ def load_result(file: Path):
     ``ValueError`` naming FILE."""
     import zipfile
 
+    from jaxbandit.persist.atomic import error_reason
+    from jaxbandit.persist.formats import result_format
     from jaxbandit.report.analysis import check_result
-    from jaxbandit.report.results import SweepResult, error_reason, result_format
+    from jaxbandit.report.results import SweepResult
 
     file = Path(file)
     fmt = result_format(file)
@@ -370,7 +372,7 @@ def load_result(file: Path):
         also = f" (looked for {path})" if path != file else ""
         raise ValueError(
             f"FILE={str(file)!r} does not exist{also}: give a result written by "
-            "SweepResult.save (a .npz with its .json, a .nc file or a .zarr store)"
+            "SweepResult.save (a .npz, a .nc file or a .zarr store)"
         )
     if fmt == ".npz" and not zipfile.is_zipfile(path):
         raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result: {path} is not a .npz archive")

@@ -346,7 +346,7 @@ def test_report_rows_are_the_runs_with_theory_and_tuned_constants(tiny):
 
 def test_output_files_and_the_results_dataset(tiny, tmp_path):
     settings, out, result = tiny
-    for name in ("bench.json", "results.npz", "results.json", "report.md", "frontier.png"):
+    for name in ("bench.json", "results.npz", "report.md", "frontier.png"):
         assert (out / name).exists(), name
     assert not (out / "checkpoints").exists() or not any((out / "checkpoints").iterdir())
     loaded = SweepResult.load(out / "results.npz")

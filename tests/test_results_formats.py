@@ -15,6 +15,7 @@ import pytest
 
 import jaxbandit as jb
 from jaxbandit import cli
+from jaxbandit.persist import atomic
 from jaxbandit.report import results
 from jaxbandit.report.results import LazyArray
 from jaxbandit.runner import checkpoint as checkpoint_lib
@@ -100,7 +101,7 @@ def test_every_format_round_trips_exactly(tmp_path, suffix):
     assert other.save(path) == path
     assert_same(other, jb.SweepResult.load(path))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        {"r.npz", "r.json"} if suffix == ".npz" else {f"r{suffix}"}
+        {"r.npz"} if suffix == ".npz" else {f"r{suffix}"}
     )
 
 
@@ -282,9 +283,18 @@ FOREIGN = {
         lambda p: _flip_in_member(p, "data/regret.npy"),
         r"is damaged or not a jaxbandit result \(BadZipFile: Bad CRC-32",
     ),
+    "its info garbled": (
+        lambda p: _rewrite_info(p, "{"),
+        r"is damaged or not a jaxbandit result \(JSONDecodeError",
+    ),
+    "its info without dims": (
+        lambda p: _rewrite_info(p, "{}"),
+        r"is not a jaxbandit result: its jaxbandit/info member has no list of dims",
+    ),
     "its json missing": (
         lambda p: p.with_suffix(".json").unlink(),
-        r"is incomplete: r.json \(its dims and meta\) is missing",
+        r"is incomplete: it holds no dims and meta, and r.json \(where earlier versions kept them\) is "
+        "missing",
     ),
     "its json garbled": (
         lambda p: p.with_suffix(".json").write_text("{"),
@@ -303,18 +313,74 @@ FOREIGN = {
 }
 
 
-def test_a_save_stopped_between_its_npz_and_json_is_refused(tmp_path, monkeypatch):
-    """The .npz is written first, then the .json: a save stopped between them left the new arrays with
-    the old dims and meta. The pair carries one id."""
-    path = a_result().save(tmp_path / "r.npz")
-    monkeypatch.setattr(results, "atomic_write_json", lambda *a: (_ for _ in ()).throw(OSError("killed")))
-    with pytest.raises(OSError, match="killed"):
+#: The cases of FOREIGN that damage the .json beside an .npz: made on a pair as earlier versions saved.
+LEGACY = ("its json missing", "its json garbled", "its json without dims", "other dims")
+
+
+def _rewrite_info(path, text):
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    np.savez(path, **{**arrays, "jaxbandit/info": np.asarray(text)})
+
+
+def _legacy_pair(path):
+    """tests/data/legacy-result.{npz,json} copied to ``path`` and the .json beside it."""
+    shutil.copy(DATA / "legacy-result.npz", path)
+    shutil.copy(DATA / "legacy-result.json", path.with_suffix(".json"))
+
+
+class Killed(BaseException):
+    """Stands for kill -9."""
+
+
+def test_a_save_killed_after_its_rename_loads(tmp_path, monkeypatch):
+    """Battery row L: killed between renaming s.npz and s.json, neither the old nor the new result
+    loaded. The .npz now carries its dims and meta: one rename publishes it, and killed at any moment
+    after that rename the new result loads. A pair saved by earlier versions loads, and a save over it
+    removes its .json."""
+    path = tmp_path / "s.npz"
+    _legacy_pair(path)
+    assert_same(legacy_result(), jb.SweepResult.load(path))
+    a_result().save(path)
+    assert not path.with_suffix(".json").exists()
+    assert_same(a_result(), jb.SweepResult.load(path))
+    _legacy_pair(path)
+    real = os.replace
+
+    def replace_then_die(src, dst):
+        real(src, dst)
+        raise Killed
+
+    monkeypatch.setattr(os, "replace", replace_then_die)
+    with pytest.raises(Killed):
         _changed(a_result()).save(path)
     monkeypatch.undo()
-    with pytest.raises(
-        ValueError, match=r"'.*r.npz' and r.json are not from one save .*save the result again"
-    ):
-        jb.SweepResult.load(path)
+    assert_same(_changed(a_result()), jb.SweepResult.load(path))
+
+
+def test_every_flipped_byte_of_an_npz_is_refused_or_harmless(tmp_path):
+    """Battery row E: 95 of 396 one-byte flips of the .json sidecar changed the metadata silently (meta
+    -> mets gave meta = {}). Each byte of what a save writes, flipped: the load is refused with a
+    ValueError naming the file, or gives the result saved (a flip in a zip field nothing reads)."""
+    res = legacy_result()
+    path = res.save(tmp_path / "s.npz")
+    written = sorted(tmp_path.iterdir())
+    assert written == [path]
+    original = path.read_bytes()
+    refused = 0
+    for i in range(len(original)):
+        for bit in (0x01, 0x80):
+            damaged = bytearray(original)
+            damaged[i] ^= bit
+            path.write_bytes(bytes(damaged))
+            try:
+                loaded = jb.SweepResult.load(path)
+            except ValueError as err:
+                assert str(err).startswith(f"{str(path)!r}") and "\n" not in str(err), (i, str(err))
+                refused += 1
+                continue
+            assert_same(res, loaded)
+    assert refused > len(original)  # most flips are refused
 
 
 @pytest.mark.parametrize("kind", list(FOREIGN))
@@ -322,7 +388,7 @@ def test_a_foreign_or_damaged_npz_is_refused_naming_the_file(tmp_path, kind, cap
     """A foreign .npz loaded as an empty result with dims (); one with a stray key failed later with a
     KeyError."""
     path = tmp_path / "r.npz"
-    a_result().save(path)
+    _legacy_pair(path) if kind in LEGACY else a_result().save(path)
     make, said = FOREIGN[kind]
     if make is None:
         with np.load(path) as z:
@@ -387,7 +453,7 @@ def test_a_zarr_store_is_replaced_safely_without_an_atomic_exchange(tmp_path, mo
     moved in."""
     res = a_result()
     path = res.save(tmp_path / "r.zarr")
-    monkeypatch.setattr(results, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
     new = _changed(res)
     new.save(path)
     assert_same(new, jb.SweepResult.load(path))
@@ -500,7 +566,7 @@ def test_no_power_loss_leaves_a_checkpoint_ahead_of_the_store(tmp_path, monkeypa
         os.fsync,
         os.replace,
         checkpoint_lib.save,
-        results.syncfs,
+        atomic.syncfs,
     )
     if flush == "syncfs" and not real_syncfs(tmp_path):
         pytest.skip("no syncfs here")
@@ -545,7 +611,7 @@ def test_no_power_loss_leaves_a_checkpoint_ahead_of_the_store(tmp_path, monkeypa
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
     monkeypatch.setattr(checkpoint_lib, "save", save)
-    monkeypatch.setattr(results, "syncfs", syncfs)
+    monkeypatch.setattr(atomic, "syncfs", syncfs)
     streamed(out, checkpoint=ckpt)
     assert checked == [16, 32, 40]
     assert journaled == [10, 20, 30]  # a region per chunk, field and algorithm
@@ -800,3 +866,98 @@ def test_plot_cli_refuses_an_incomplete_store(tmp_path, capsys):
     assert cli.main(["plot", str(path)]) == 2
     err = capsys.readouterr().err
     assert "FILE=" in err and "incomplete result" in err and err.count("\n") == 1
+
+
+# ---- the battery's rows D and A: what a load returns is what was saved, or a refusal ---------------
+
+
+def _edited(data: bytes, old: bytes, new: bytes) -> bytes:
+    assert len(old) == len(new) and data.count(old) >= 1, old
+    return data.replace(old, new, 1)
+
+
+#: One-byte edits of a .nc file's attributes that loaded silently: a dtype (float32 read back as
+#: float16), the meta's horizon, a string coordinate.
+NC_EDITS = {
+    "a dtype": (b'"regret": "<f4"', b'"regret": "<f2"'),
+    "the horizon": (b'"horizon": 4', b'"horizon": 5'),
+    "a coordinate": (b"cr_hvt_ucb", b"cr_hvt_ucc"),
+}
+
+
+@pytest.mark.parametrize("edit", list(NC_EDITS))
+def test_an_edited_nc_attribute_or_coordinate_is_refused(tmp_path, edit):
+    """Battery row D: one-byte attribute edits of a .nc loaded silently (<f4 -> <f2 gave float16, the
+    meta's horizon 300 -> 301, a coordinate LinTS -> LinTZ). The file carries a SHA-256 of all it holds,
+    attributes and coordinates included, checked against what a load read."""
+    path = legacy_result().save(tmp_path / "s.nc")
+    path.write_bytes(_edited(path.read_bytes(), *NC_EDITS[edit]))
+    with pytest.raises(
+        ValueError,
+        match=r"^'.*s\.nc' is damaged: what it holds does not match its checksum .*SweepResult.save$",
+    ):
+        jb.SweepResult.load(path)
+
+
+def test_flipped_bytes_of_an_nc_are_refused_or_harmless(tmp_path):
+    """Battery row D: a flipped byte in the chunk index loaded a field as all zeros. 400 bytes of the file,
+    spread over it, each flipped: the load is refused with one line naming the file, or gives the result
+    saved (a byte nothing reads)."""
+    res = legacy_result()
+    path = res.save(tmp_path / "s.nc")
+    original = path.read_bytes()
+    positions = np.random.default_rng(57).choice(len(original), size=400, replace=False)
+    for i in sorted(positions):
+        damaged = bytearray(original)
+        damaged[i] ^= 0x10
+        path.write_bytes(bytes(damaged))
+        try:
+            loaded = jb.SweepResult.load(path)
+        except ValueError as err:
+            assert str(err).startswith(f"{str(path)!r}") and "\n" not in str(err), (i, str(err))
+            continue
+        assert_same(res, loaded)
+
+
+def test_a_damaged_nc_header_is_refused_without_noise(tmp_path, monkeypatch):
+    """A byte of a .nc file's HDF5 header flipped: h5netcdf's File, failing to open it, printed "Exception
+    ignored ... 'File' object has no attribute '_writable'" beside the refusal."""
+    res = jb.SweepResult(("seed", "round"), {"seed": np.arange(2), "round": np.arange(1, 4)}, {})
+    res.data["cumulative_regret"] = np.ones((2, 3), np.float32)
+    path = res.save(tmp_path / "s.nc")
+    original = path.read_bytes()
+    unraisable: list = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    refused = 0
+    for i in range(0, 400, 97):
+        damaged = bytearray(original)
+        damaged[i] ^= 0x10
+        path.write_bytes(bytes(damaged))
+        try:
+            jb.SweepResult.load(path)
+        except ValueError:
+            refused += 1
+    assert refused >= 3
+    assert not [str(u.exc_value) for u in unraisable]
+
+
+def test_a_verified_zarr_load_never_mixes_two_saves(tmp_path, monkeypatch):
+    """Battery row A: a verified .zarr load racing a re-save by another process returned fields mixed from
+    two saves (the manifest was checked, then the files read again). Here the other save lands after the
+    load has opened the store and before it reads the arrays: the load returns the save it verified."""
+    first, second = legacy_result(), _changed(legacy_result())
+    second.meta["horizon"] = 99
+    path = first.save(tmp_path / "s.zarr")
+    real_open, saved = xr.open_dataset, []
+
+    def open_then_resave(*args, **kwargs):
+        ds = real_open(*args, **kwargs)
+        if not saved:
+            saved.append(True)
+            second.save(path)  # another process's save, between opening and reading
+        return ds
+
+    monkeypatch.setattr(xr, "open_dataset", open_then_resave)
+    assert_same(first, jb.SweepResult.load(path))
+    monkeypatch.undo()
+    assert saved and jb.SweepResult.load(path).meta["horizon"] == 99

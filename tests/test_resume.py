@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
+from jaxbandit.persist import formats
 from jaxbandit.runner import checkpoint as checkpoint_lib
 from jaxbandit.runner import driver
 from jaxbandit.runner import fingerprint as fingerprint_lib
@@ -142,6 +143,37 @@ def test_a_changed_setting_is_refused_naming_it(stopped, monkeypatch, change, di
     with pytest.raises(ValueError, match=rf"written by another sweep: {re.escape(differs)}; to start over"):
         run(checkpoint=stopped, **change)
     assert files(stopped) == before
+
+
+@pytest.mark.parametrize("change", ["XLA_FLAGS", "threefry"])
+def test_a_changed_jax_build_or_setting_is_refused(stopped, monkeypatch, change):
+    """Battery row F: resumed with JAX_THREEFRY_PARTITIONABLE flipped or XLA_FLAGS set to fast math, the
+    sweep was accepted and its result equalled neither uninterrupted run. The fingerprint now holds what
+    changes the bits outside the jaxpr (jax/jaxlib versions, threefry mode, XLA_FLAGS)."""
+    before = files(stopped)
+    monkeypatch.setattr(driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
+    if change == "XLA_FLAGS":
+        monkeypatch.setenv("XLA_FLAGS", os.environ.get("XLA_FLAGS", "") + " --xla_cpu_enable_fast_math=true")
+    else:
+        was = getattr(jax.config, "jax_threefry_partitionable")  # noqa: B009
+        jax.config.update("jax_threefry_partitionable", not was)
+    try:
+        with pytest.raises(
+            ValueError,
+            match=r"written by another sweep: the JAX build and settings \(jax/jaxlib versions, "
+            r"JAX_THREEFRY_PARTITIONABLE, XLA_FLAGS\) differs; to start over",
+        ):
+            run(checkpoint=stopped)
+    finally:
+        if change == "threefry":
+            jax.config.update("jax_threefry_partitionable", was)
+    assert files(stopped) == before
+    assert fingerprint_lib.build()["jax"] == jax.__version__
+    # the device count places the runs without changing their bits: a checkpoint resumes across it
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=3")
+    three = fingerprint_lib.build()
+    monkeypatch.setenv("XLA_FLAGS", "")
+    assert three == fingerprint_lib.build()
 
 
 def test_a_changed_grid_is_refused(stopped, monkeypatch):
@@ -284,6 +316,85 @@ def test_a_resumed_store_ends_verified_and_clean(reference, stopped_store):
         run(out=out, checkpoint=ckpt)
 
 
+def test_a_zarray_edited_while_stopped_is_refused(stopped_store, monkeypatch):
+    """Battery row B: one byte of a stopped store's cumulative_regret/.zarray changed (<f4 -> <i4, valid
+    JSON) was not refused: the check before resuming read .zmetadata, the writer .zarray, and a verified
+    load then returned wrong values. Both read the array's own metadata now, and it must agree with
+    .zmetadata; without .zmetadata the journaled regions, read as the writer reads them, are refused."""
+    out, ckpt = stopped_store
+    meta = out / "cumulative_regret" / ".zarray"
+    assert '"<f4"' in meta.read_text()
+    meta.write_text(meta.read_text().replace('"<f4"', '"<i4"'))
+    monkeypatch.setattr(driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
+    with pytest.raises(
+        ValueError,
+        match=r"^out='.*s.zarr' is damaged: cumulative_regret/.zarray differs from what its .zmetadata says "
+        r"of it .*start over with overwrite=True",
+    ):
+        run(out=out, checkpoint=ckpt)
+    (out / ".zmetadata").unlink()
+    with pytest.raises(
+        ValueError,
+        match=r"^out='.*s.zarr' is damaged: the region .* of 'cumulative_regret' cannot be read \(its "
+        r".zarray says int32, the store recorded float32\)",
+    ):
+        run(out=out, checkpoint=ckpt)
+
+
+@pytest.mark.parametrize("record", ["all", ("log", 20)])
+def test_a_store_rolled_back_behind_its_checkpoint_is_refused(reference, tmp_path, monkeypatch, record):
+    """Battery row C: a store rolled back to an older copy while the checkpoint is newer (a user restoring
+    or copying folders) resumed without error into wrong values (with record=("log", 20) the verified
+    load was wrong too). Each checkpoint records how far the store reaches; a store behind it is refused
+    before anything runs, and overwrite=True starts over."""
+    out, ckpt, copy = tmp_path / "s.zarr", tmp_path / "ckpt", tmp_path / "copy.zarr"
+    stop_after(monkeypatch, 1)
+    with pytest.raises(Stopped):
+        run(out=out, checkpoint=ckpt, record=record)
+    shutil.copytree(out, copy)
+    monkeypatch.undo()
+    done = stop_after(monkeypatch, 1)
+    with pytest.raises(Stopped):
+        run(out=out, checkpoint=ckpt, record=record)
+    assert done == [16]
+    monkeypatch.undo()
+    shutil.rmtree(out)
+    shutil.copytree(copy, out)
+    monkeypatch.setattr(driver, "run_algorithms", lambda *a, **k: pytest.fail("the sweep ran"))
+    with pytest.raises(
+        ValueError,
+        match=r"^out='.*s.zarr' is behind its checkpoint algorithm-0.npz: it holds \d+ of the \d+ regions "
+        r"the checkpoint counts as written.*start over with overwrite=True$",
+    ):
+        run(out=out, checkpoint=ckpt, record=record)
+    monkeypatch.undo()
+    res = run(out=out, checkpoint=ckpt, record=record, overwrite=True)
+    np.testing.assert_array_equal(
+        jb.SweepResult.load(out).cumulative_regret, run(record=record).cumulative_regret
+    )
+    assert res.cumulative_regret.shape[-1] == len(jb.runner.sweep.record_rounds(record, T))
+
+
+def test_a_complete_store_whose_manifest_was_never_written_gets_it(reference, tmp_path, monkeypatch):
+    """Battery row H: stopped (kill -9, a full disk) between marking the store complete and writing its
+    manifest, every later run returned normally and SweepResult.load refused the store for ever ("written
+    by an older jaxbandit or another program"). The next run writes the manifest."""
+    out, ckpt = tmp_path / "s.zarr", tmp_path / "ckpt"
+
+    def full(store):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(formats, "write_manifest", full)
+    with pytest.raises(OSError, match="No space left"):
+        run(out=out, checkpoint=ckpt)
+    monkeypatch.undo()
+    assert xr.open_zarr(out).attrs["jaxbandit_complete"] is True
+    assert not (out / "jaxbandit_manifest.json").exists()
+    run(out=out, checkpoint=ckpt)
+    assert (out / "jaxbandit_manifest.json").is_file() and not (out / store_lib.JOURNAL).exists()
+    np.testing.assert_array_equal(jb.SweepResult.load(out).regret, reference[0].regret)
+
+
 def test_a_store_with_damaged_metadata_is_named_damaged(stopped_store):
     out, ckpt = stopped_store
     for name in (".zattrs", ".zmetadata"):
@@ -380,3 +491,27 @@ def test_a_real_sigint_prints_no_traceback(tmp_path):
         and out.stderr.count("\n") == 1
         and "Traceback" not in out.stderr
     )
+
+
+@pytest.mark.parametrize("edit", ["kept rounds", "next round"])
+def test_a_checkpoint_that_does_not_fit_its_sweep_is_refused_before_a_chunk_runs(stopped, monkeypatch, edit):
+    """Battery row J: a checkpoint whose fingerprint matched but whose kept rounds or next round did not fit
+    the sweep (edited, or damaged and rewritten) was resumed, and the battery saw "cannot reshape ..." once
+    chunks had run. It is one line naming the checkpoint, before any chunk runs."""
+    path = stopped / "algorithm-0.npz"
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    if edit == "kept rounds":
+        arrays["kept/regret"] = arrays["kept/regret"][..., :5]
+    else:
+        arrays["next_round"] = np.asarray(5)
+    np.savez(path, **arrays)
+    monkeypatch.setattr(driver, "start_groups", lambda *a, **k: pytest.fail("a chunk ran"))
+    with pytest.raises(
+        ValueError,
+        match=r"^checkpoint='.*ckpt' holds algorithm-0.npz, which is damaged or not a jaxbandit checkpoint "
+        r"\(its next round \d+ and kept rounds .* do not fit this sweep's chunks of 8 rounds "
+        r".*overwrite=True",
+    ) as err:
+        run(checkpoint=stopped)
+    assert "\n" not in str(err.value)

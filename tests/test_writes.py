@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
+from jaxbandit.persist import lock
 from jaxbandit.report import results
 from jaxbandit.runner import checkpoint as checkpoint_lib
-from jaxbandit.runner import lock
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER = Path(__file__).parent / "scripts" / "writer.py"
@@ -47,7 +47,7 @@ def test_every_written_file_gets_the_umask_mode(tmp_path, umask, mask):
     """A temporary file made by tempfile is 0o600 whatever the umask: results could not be shared."""
     umask(mask)
     res = a_result()
-    written = [res.save(tmp_path / "r.npz"), tmp_path / "r.json", res.save(tmp_path / "r.nc")]
+    written = [res.save(tmp_path / "r.npz"), res.save(tmp_path / "r.nc")]
     results.atomic_write_json(tmp_path / "settings.json", {"a": 1})
     results.atomic_write_bytes(tmp_path / "report.md", lambda f: f.write(b"# report"))
     checkpoint_lib.save(
@@ -112,7 +112,7 @@ def test_a_killed_writer_leaves_its_lock_free_and_its_leftovers_are_removed(tmp_
     (half,) = leftover - {".r.npz.lock"}
     assert (tmp_path / half).read_bytes() == b"half" and target.read_bytes() == before
     a_result(rounds=4).save(target)
-    assert {p.name for p in tmp_path.iterdir()} == {"r.npz", "r.json", other.name}
+    assert {p.name for p in tmp_path.iterdir()} == {"r.npz", other.name}
     assert jb.SweepResult.load(target).coords["round"].tolist() == [1, 2, 3, 4]
 
 
@@ -218,3 +218,63 @@ def test_a_damaged_byte_in_a_nc_file_is_an_error_not_a_value(tmp_path):
     path.write_bytes(bytes(raw))
     with pytest.raises(ValueError, match=r"'.*r.nc' is damaged"):
         jb.SweepResult.load(path)
+
+
+def test_a_full_disk_while_the_lock_records_its_holder_leaks_no_lock(tmp_path, monkeypatch):
+    """Battery row I: a disk full while the lock file's holder record was written leaked the lock's
+    descriptor, and every later save of that path in the process was refused as "being written by another
+    process (pid ? on ?)". The failing write is an OSError, and the next save takes the lock."""
+    target = tmp_path / "r.npz"
+    real = os.write
+    calls = []
+
+    def full(fd, data):
+        if not calls:
+            calls.append(fd)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(OSError, match="No space left"):
+        a_result().save(target)
+    monkeypatch.undo()
+    assert a_result().save(target) == target
+    assert jb.SweepResult.load(target).coords["round"].tolist() == list(range(1, 7))
+
+
+def test_a_save_never_deletes_a_folder_that_is_not_a_result(tmp_path):
+    """Battery row M: res.save("r.zarr") over a non-empty folder that was not a result deleted it without
+    warning. It is refused, naming the path and the fix, the folder untouched; an empty folder, a result
+    and a store jb.sweep wrote are replaced."""
+    folder = tmp_path / "r.zarr"
+    folder.mkdir()
+    (folder / "thesis.tex").write_text("years of work")
+    with pytest.raises(
+        ValueError,
+        match=r"^'.*r\.zarr' exists and is not a jaxbandit result \(a folder of 1 other files.*\); a save "
+        r"would delete it: save to another path, or move or delete it first$",
+    ):
+        a_result().save(folder)
+    assert (folder / "thesis.tex").read_text() == "years of work"
+    file = tmp_path / "f.zarr"
+    file.write_text("notes")
+    with pytest.raises(ValueError, match=r"^'.*f\.zarr' exists and is a file"):
+        a_result().save(file)
+    assert file.read_text() == "notes"
+    (folder / "thesis.tex").unlink()
+    a_result().save(folder)  # an empty folder
+    a_result(rounds=4).save(folder)  # a result
+    assert jb.SweepResult.load(folder).coords["round"].tolist() == [1, 2, 3, 4]
+
+
+def test_a_save_through_a_symlink_writes_its_target(tmp_path):
+    """A save through a symbolic link replaced the link with the result and left its target stale."""
+    for name in ("r.npz", "r.zarr"):
+        real = tmp_path / "real" / name
+        real.parent.mkdir(exist_ok=True)
+        a_result().save(real)
+        link = tmp_path / name
+        link.symlink_to(real)
+        a_result(rounds=4).save(link)
+        assert link.is_symlink()
+        assert jb.SweepResult.load(real).coords["round"].tolist() == [1, 2, 3, 4]

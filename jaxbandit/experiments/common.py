@@ -16,11 +16,12 @@ import jaxbandit as jb
 
 from ..core import validation as V
 from ..core.dtypes import float_dtype
-from ..report.results import SweepResult, require, write_netcdf
+from ..persist.formats import require, write_netcdf
+from ..report.results import SweepResult
 
 
 def save_result(result: SweepResult, path, dataset=None) -> list[Path]:
-    """``result`` as ``path`` (``.npz`` and its ``.json``: always) and beside it as ``.nc`` (the Dataset
+    """``result`` as ``path`` (``.npz``: always) and beside it as ``.nc`` (the Dataset
     ``dataset``, default ``result.to_xarray()``) when xarray and h5netcdf are installed: the files
     ``python -m jaxbandit plot``, ``jb.SweepResult.load`` and ``xarray.open_dataset`` read."""
     path = Path(path).with_suffix(".npz")

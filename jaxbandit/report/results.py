@@ -1,273 +1,64 @@
-"""Sweep results with named axes, saved as ``.npz`` (no pickles) plus JSON metadata, netCDF4 (``.nc``) or
-a zarr store (``.zarr``); the last two through xarray (``pip install "jaxbandit[xarray]"``).
+"""The result type: :class:`SweepResult`, arrays over named axes, saved as ``.npz`` (no pickles; the dims
+and meta inside), netCDF4 (``.nc``) or a zarr store (``.zarr``); the last two through xarray
+(``pip install "jaxbandit[xarray]"``).
 
-Writes are atomic: a file goes to a temporary file in the same directory, ``fsync``, then ``os.replace``;
-a zarr store is built in a temporary directory and swapped into place. A reader never sees a
-half-written result and a killed writer leaves the previous version intact.
+How the files are written and verified — atomically, locked, checksummed — is
+:mod:`jaxbandit.persist`'s; the names it gave this module first (``atomic_write_json``, ``writing``,
+``write_netcdf``, ``require``, ...) are re-exported here.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import importlib
-import io
 import json
-import os
-import re
-import secrets
-import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..runner import lock
-from . import manifest
+from ..persist import manifest
+from ..persist.atomic import (  # noqa: F401 (re-exported: jaxbandit.report.results named them first)
+    atomic_directory,
+    atomic_path,
+    atomic_savez,
+    atomic_write_bytes,
+    atomic_write_json,
+    error_reason,
+    fsync_paths,
+    json_default,
+    remove_leftovers,
+    syncfs,
+    writing,
+)
+from ..persist.formats import (  # noqa: F401 (re-exported, as above)
+    COMPLETE_ATTR,
+    DIGEST_ATTR,
+    DTYPES_ATTR,
+    META_ATTR,
+    RESERVED_ATTRS,
+    check_digest,
+    content_digest,
+    memory_store,
+    no_fill_encoding,
+    quiet_h5netcdf_del,
+    reading,
+    refuse_foreign,
+    require,
+    result_format,
+    write_manifest,
+    write_netcdf,
+    zarr_format_kwargs,
+    zarr_major,
+)
 
-#: The member of a saved ``.npz`` holding the id its ``.json`` holds too (``"save"``).
+#: The member of a saved ``.npz`` holding its dims and meta as JSON (``{"dims": [...], "meta": {...}}``).
+_INFO = "jaxbandit/info"
+#: The member of an ``.npz`` saved by earlier versions holding the id its ``.json`` holds too (``"save"``).
 _SAVE_ID = "jaxbandit/save"
 
 #: The formats :meth:`SweepResult.save` and :meth:`SweepResult.load` choose by suffix (anything else
 #: is ``.npz``).
 FORMATS = (".npz", ".nc", ".zarr")
-
-#: Dataset attributes jaxbandit writes itself (``meta`` keys of these names are not copied as readable
-#: attributes).
-META_ATTR = "jaxbandit_meta"  # the whole ``meta`` as JSON
-DTYPES_ATTR = "jaxbandit_dtypes"  # {name: numpy dtype} of every coordinate and field
-COMPLETE_ATTR = "jaxbandit_complete"  # False while jb.sweep(out=...) is still writing the store
-RESERVED_ATTRS = (META_ATTR, DTYPES_ATTR, COMPLETE_ATTR, "jaxbandit_sweep", "jaxbandit_store_id")
-
-
-def atomic_write_bytes(path, write) -> None:
-    """Call ``write(fileobj)`` on a temporary file next to ``path`` and move it into place."""
-    with atomic_path(path) as tmp, open(tmp, "wb") as f:
-        write(f)
-
-
-@contextlib.contextmanager
-def atomic_path(path) -> Iterator[Path]:
-    """Yield a temporary file name next to ``path``; once the block has written it, ``fsync`` it and
-    move it onto ``path``. If the block raises, the temporary file is removed and ``path`` is untouched.
-    The file gets the mode any new file gets (0o666 less the umask); ``path``'s lock is held meanwhile
-    (:func:`writing`)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with writing(path):
-        tmp = _fresh(
-            path, ".tmp", lambda name: os.close(os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
-        )
-        try:
-            yield tmp
-            fsync_paths([tmp])
-            os.replace(tmp, path)
-            _fsync_dir(path.parent)  # the rename, too, survives a power loss
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-
-
-@contextlib.contextmanager
-def atomic_directory(path) -> Iterator[Path]:
-    """Yield an empty temporary directory next to ``path``; once the block has filled it, ``fsync`` its
-    files and put it in place of ``path`` (which may exist: it is swapped out, then removed). On Linux
-    the swap is one ``renameat2(RENAME_EXCHANGE)``; elsewhere the old one is renamed aside first and put
-    back if the new one cannot be moved in. If the block raises, ``path`` is untouched. The directory
-    gets the mode any new directory gets (0o777 less the umask); ``path``'s lock is held meanwhile."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with writing(path):
-        tmp = _fresh(path, ".tmp", lambda name: os.mkdir(name, 0o777))
-        try:
-            yield tmp
-            _fsync_tree(tmp)
-            if not (path.exists() or path.is_symlink()):
-                os.rename(tmp, path)
-            elif _exchange(tmp, path):  # tmp now holds the old version
-                _remove(tmp)
-            else:
-                old = _fresh(path, ".old", lambda name: None)
-                os.rename(path, old)
-                try:
-                    os.rename(tmp, path)
-                except BaseException:
-                    os.rename(old, path)
-                    raise
-                _remove(old)
-            _fsync_dir(path.parent)
-        except BaseException:
-            _remove(tmp)
-            raise
-
-
-@contextlib.contextmanager
-def writing(path, *, what: str = "") -> Iterator[None]:
-    """Hold ``path``'s lock (:mod:`jaxbandit.runner.lock`; ``ValueError`` naming the holder if another
-    writer has it) for the block, having removed what a writer of ``path`` killed midway left beside it
-    (:func:`remove_leftovers`)."""
-    with lock.holding(path, what=what, on_acquire=remove_leftovers):
-        yield
-
-
-#: The temporary names the atomic writes use beside their target ``NAME``: ``.NAME.<8 characters>.tmp``
-#: (the new version being written) and ``.NAME.<8 characters>.old`` (the previous one, set aside).
-_LEFTOVER = r"\.{name}\.[A-Za-z0-9_]{{8}}\.(tmp|old)"
-
-
-def _fresh(path: Path, suffix: str, create) -> Path:
-    """A new name ``.NAME.<8 random characters><suffix>`` beside ``path``, taken by ``create(name)``
-    (raising ``FileExistsError`` if it exists). Not ``tempfile``'s, which creates files 0o600 and
-    directories 0o700 whatever the umask: the kernel applies it here as to any new file."""
-    while True:
-        tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}{suffix}"
-        try:
-            create(tmp)
-        except FileExistsError:
-            continue
-        return tmp
-
-
-def remove_leftovers(path) -> None:
-    """Remove the temporary files and directories a killed atomic write of ``path`` left beside it; if
-    ``path`` is gone and its previous version was set aside (a writer killed while swapping a directory
-    without ``renameat2``), put that back. Call it holding ``path``'s lock, when no writer of it runs."""
-    path = Path(path)
-    pattern = re.compile(_LEFTOVER.format(name=re.escape(path.name)))
-    try:
-        names = sorted(os.listdir(path.parent))
-    except FileNotFoundError:
-        return
-    for name in names:
-        match = pattern.fullmatch(name)
-        if match is None:
-            continue
-        leftover = path.parent / name
-        if match.group(1) == "old" and not (path.exists() or path.is_symlink()):
-            os.rename(leftover, path)
-        else:
-            _remove(leftover)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
-
-
-def fsync_paths(paths) -> None:
-    """Flush each of ``paths`` to the disk: a file's data, or a directory's entries (where the platform
-    can open a directory)."""
-    for path in paths:
-        if os.path.isdir(path):
-            _fsync_dir(Path(path))
-        else:
-            with open(path, "rb+") as f:
-                os.fsync(f.fileno())
-
-
-def syncfs(path) -> bool:
-    """Flush every file of the file system that holds ``path`` to the disk, in one call (Linux
-    ``syncfs``); False where that is not available (then :func:`fsync_paths` of what was written)."""
-    try:
-        call = ctypes.CDLL(None, use_errno=True).syncfs
-    except (AttributeError, OSError, TypeError):
-        return False
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return call(fd) == 0
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform can open a directory
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _fsync_tree(root: Path) -> None:
-    for dirpath, _, files in os.walk(root):
-        fsync_paths([*(os.path.join(dirpath, name) for name in files), dirpath])
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux ``renameat2``); False where that is not available."""
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (AttributeError, OSError, TypeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
-
-
-def error_reason(err: BaseException) -> str:
-    """The first line of ``err``'s message, or its type's name when it has none: the reason a refusal of
-    a damaged or foreign file quotes."""
-    return str(err).splitlines()[0] if str(err) else type(err).__name__
-
-
-def atomic_write_json(path, obj) -> None:
-    """Write ``obj`` as indented JSON, atomically."""
-    text = json.dumps(obj, indent=2, sort_keys=True, default=_json_default).encode()
-    atomic_write_bytes(path, lambda f: f.write(text))
-
-
-def atomic_savez(path, **arrays) -> None:
-    """``np.savez`` to ``path`` atomically (``path`` should end in ``.npz``)."""
-    atomic_write_bytes(path, lambda f: np.savez(f, **arrays))
-
-
-def _json_default(obj):
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
-
-
-def result_format(path) -> str:
-    """The format :meth:`SweepResult.save`/:meth:`~SweepResult.load` use for ``path``: ``".nc"``,
-    ``".zarr"``, or ``".npz"`` for any other suffix (none included)."""
-    suffix = Path(path).suffix.lower()
-    return suffix if suffix in (".nc", ".zarr") else ".npz"
-
-
-def write_netcdf(ds, path) -> Path:
-    """Write the Dataset ``ds`` to ``path`` as netCDF4 (h5netcdf), atomically, without fill values (NaN,
-    ±inf and −0.0 round-trip bit for bit) and with a Fletcher-32 checksum on every numeric variable (a
-    damaged byte is an error on reading, not a wrong value); returns the path.
-
-    The file is built in memory, then written by Python's file IO: a failing disk (ENOSPC) is an
-    ``OSError`` that leaves the previous file, where HDF5 writing the file itself crashed the
-    interpreter after such an error (h5py 3.16, in its close)."""
-    encoding = no_fill_encoding(ds)
-    for name, variable in ds.variables.items():
-        if variable.dtype.kind in "biufc" and variable.size:  # HDF5 filters need chunked, typed data
-            encoding[name]["fletcher32"] = True
-    buffer = io.BytesIO()
-    ds.to_netcdf(buffer, engine="h5netcdf", encoding=encoding)
-    atomic_write_bytes(path, lambda f: f.write(buffer.getbuffer()))
-    return Path(path)
-
-
-def require(*modules: str, what: str):
-    """Import ``modules`` (the last is returned) or raise an ``ImportError`` naming the extra."""
-    module = None
-    for name in modules:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            raise ImportError(
-                f'{what} needs {name} (with {", ".join(modules)}): pip install "jaxbandit[xarray]"'
-            ) from None
-    return module
 
 
 def _xarray(what: str = "SweepResult.to_xarray"):
@@ -398,7 +189,7 @@ class SweepResult:
         dtypes = {k: v.dtype.str for k, v in coords.items()}
         dtypes.update({k: v[1].dtype.str for k, v in data_vars.items()})
         attrs = _readable_attrs(self.meta)
-        attrs[META_ATTR] = json.dumps(self.meta, sort_keys=True, default=_json_default)
+        attrs[META_ATTR] = json.dumps(self.meta, sort_keys=True, default=json_default)
         attrs[DTYPES_ATTR] = json.dumps(dtypes, sort_keys=True)
         return xr.Dataset(data_vars, coords=coords, attrs=attrs)
 
@@ -443,8 +234,9 @@ class SweepResult:
 
         - ``.nc``: netCDF4 through xarray's h5netcdf engine (one file);
         - ``.zarr``: a zarr store (a directory; zarr format 2, readable by zarr-python 2 and 3);
-        - anything else: ``.npz`` (data and coordinates) plus ``.json`` (dims, meta) beside it; a missing
-          or other suffix becomes ``.npz``.
+        - anything else: ``.npz`` (data, coordinates, and the dims and meta as JSON), one file published
+          by one rename; a missing or other suffix becomes ``.npz``. A ``.json`` beside it (the metadata
+          of earlier versions' saves) is removed.
 
         ``.nc`` and ``.zarr`` hold :meth:`to_xarray`'s Dataset (meta as attributes) and need
         ``pip install "jaxbandit[xarray]"``. Every dtype, coordinate and the JSON metadata come back
@@ -456,13 +248,14 @@ class SweepResult:
             path = path.with_suffix(".npz")
             arrays = {f"data/{k}": np.asarray(v) for k, v in self.data.items()}
             arrays.update({f"coords/{k}": np.asarray(v) for k, v in self.coords.items()})
-            # the pair carries one id: a save stopped between its two files leaves a pair that is refused
-            save_id = secrets.token_hex(8)
-            arrays[_SAVE_ID] = np.asarray(save_id)
-            with writing(path):  # the pair from one writer
+            # dims and meta inside the archive: one rename publishes the whole result, and zip's CRC-32
+            # of each member covers the metadata as it covers the arrays
+            info = {"dims": list(self.dims), "meta": self.meta}
+            arrays[_INFO] = np.asarray(json.dumps(info, sort_keys=True, default=json_default))
+            with writing(path):
                 atomic_savez(path, **arrays)
-                info = {"dims": list(self.dims), "meta": self.meta, "save": save_id}
-                atomic_write_json(path.with_suffix(".json"), info)
+                # an older save's .json beside it describes another result: the archive is read alone
+                path.with_suffix(".json").unlink(missing_ok=True)
             return path
         if fmt == ".nc":
             require("h5py", "h5netcdf", "xarray", what="SweepResult.save to .nc")
@@ -471,6 +264,7 @@ class SweepResult:
         ds = self.to_xarray()
         ds.attrs[COMPLETE_ATTR] = True
         with atomic_directory(path) as tmp:
+            refuse_foreign(path)  # under its lock: nothing replaces it meanwhile
             ds.to_zarr(
                 tmp,
                 mode="w",
@@ -489,7 +283,7 @@ class SweepResult:
 
         ``lazy=True`` (``.zarr`` only): the arrays are :class:`LazyArray` read from the store on access,
         so that a result larger than memory can be opened. ``verify`` (``.zarr``): check every file of
-        the store against its manifest first (:mod:`jaxbandit.report.manifest`: it reads the whole
+        the store against its manifest first (:mod:`jaxbandit.persist.manifest`: it reads the whole
         store once; ``verify=False`` skips that). ``.npz`` members and ``.nc`` variables carry their own
         checksums (zip's CRC-32, HDF5's Fletcher-32), checked as they are read.
 
@@ -510,16 +304,29 @@ class SweepResult:
             raise FileNotFoundError(f"{path} does not exist")
         if fmt == ".nc":
             xr = require("h5py", "h5netcdf", "xarray", what="SweepResult.load of .nc")
-            with _reading(path), xr.open_dataset(path, engine="h5netcdf", cache=False) as ds:
-                ds = ds.load()
+            with quiet_h5netcdf_del(), reading(path):
+                with xr.open_dataset(path, engine="h5netcdf", cache=False) as ds:
+                    ds = ds.load()
             _check_ours(ds, path)
-            return cls.from_xarray(ds)
+            check_digest(ds, path)
+            with reading(path):
+                return cls.from_xarray(ds)
         xr = require("zarr", "xarray", what="SweepResult.load of .zarr")
-        found = manifest.read(path) if verify else None
-        if found is not None:
-            manifest.verify(path, found)
-        with _reading(path):
-            ds = xr.open_dataset(path, engine="zarr", chunks=None, cache=False, consolidated=None)
+        if verify and not lazy:
+            # read once: the files checked against the manifest are the ones decoded, so a save of the
+            # same path by another process meanwhile is refused or not seen, never mixed in
+            files = manifest.read_files(path)
+            found = manifest.parse(files.get(manifest.NAME), path)
+            if found is not None:
+                manifest.verify_files(path, files, found)
+            source = memory_store(files)
+        else:
+            found = manifest.read(path) if verify else None
+            if found is not None:
+                manifest.verify(path, found)
+            source = path
+        with reading(path):
+            ds = xr.open_dataset(source, engine="zarr", chunks=None, cache=False, consolidated=None)
         _check_ours(ds, path)
         if verify and found is None:
             raise ValueError(
@@ -527,43 +334,41 @@ class SweepResult:
                 "by an older jaxbandit or by another program; SweepResult.load(..., verify=False) reads "
                 "it unchecked"
             )
-        if lazy:
-            return cls._from_dataset(ds, lambda name: LazyArray(ds[name].variable, path, name))
-        with _reading(path):
+        with reading(path):
+            if lazy:
+                return cls._from_dataset(ds, lambda name: LazyArray(ds[name].variable, path, name))
             return cls.from_xarray(ds.load())
 
     @classmethod
     def _load_npz(cls, path: Path) -> SweepResult:
-        """A result saved as ``.npz`` + ``.json``; ``ValueError`` for anything else."""
-        with _reading(path):
+        """A result saved as ``.npz`` (its dims and meta inside, or, as earlier versions saved it, in
+        the ``.json`` beside it); ``ValueError`` for anything else."""
+        with reading(path):
             z = np.load(path, allow_pickle=False)
             if not isinstance(z, np.lib.npyio.NpzFile):
                 raise ValueError("a .npy array, not a .npz archive")
             with z:
                 arrays = {k: z[k] for k in z.files}
-        meta_path = path.with_suffix(".json")
-        fix = "give a result written by SweepResult.save (a .npz with the .json beside it)"
+        fix = "give a result written by SweepResult.save"
+        info_text = arrays.pop(_INFO, None)
         save_id = arrays.pop(_SAVE_ID, None)
         stray = [k for k in arrays if not k.startswith(("data/", "coords/"))]
         data = {k[5:]: v for k, v in arrays.items() if k.startswith("data/")}
         if stray or not data:
             held = f"the arrays {sorted(stray)}" if stray else "no data/ arrays"
             raise ValueError(f"{str(path)!r} is not a jaxbandit result: it holds {held}; {fix}")
-        if not meta_path.is_file():
-            raise ValueError(
-                f"{str(path)!r} is incomplete: {meta_path.name} (its dims and meta) is missing; {fix}"
-            )
-        with _reading(meta_path):
-            info = json.loads(meta_path.read_text())
+        if info_text is not None:
+            described = f"its {_INFO} member"
+            with reading(path):
+                info = json.loads(str(info_text))
+        else:
+            info, described = cls._legacy_info(path, save_id, fix)
         dims = info.get("dims") if isinstance(info, dict) else None
-        if not (isinstance(dims, list) and all(isinstance(d, str) for d in dims)):
+        meta = info.get("meta", {}) if isinstance(info, dict) else None
+        if not (isinstance(dims, list) and all(isinstance(d, str) for d in dims) and isinstance(meta, dict)):
             raise ValueError(
-                f"{str(meta_path)!r} is not a jaxbandit result's metadata: it has no list of dims; {fix}"
-            )
-        if (save_id is not None or "save" in info) and str(save_id) != str(info.get("save")):
-            raise ValueError(
-                f"{str(path)!r} and {meta_path.name} are not from one save (a save was stopped between "
-                "writing them, or one was replaced); save the result again"
+                f"{str(path)!r} is not a jaxbandit result: {described} has no list of dims and dict of "
+                f"meta; {fix}"
             )
         coords = {k[7:]: v for k, v in arrays.items() if k.startswith("coords/")}
         shapes = {np.shape(v) for v in data.values()}
@@ -576,9 +381,32 @@ class SweepResult:
         if bad:
             raise ValueError(
                 f"{str(path)!r} is not a jaxbandit result: its arrays' shapes {sorted(shapes)} and "
-                f"coordinates do not fit the dims {dims} of {meta_path.name}; {fix}"
+                f"coordinates do not fit the dims {dims} of {described}; {fix}"
             )
-        return cls(tuple(dims), {d: coords[d] for d in dims if d in coords}, data, info.get("meta", {}))
+        return cls(tuple(dims), {d: coords[d] for d in dims if d in coords}, data, meta)
+
+    @staticmethod
+    def _legacy_info(path: Path, save_id, fix: str) -> tuple[dict, str]:
+        """The dims and meta of an ``.npz`` saved by earlier versions, from the ``.json`` beside it (which
+        carries the archive's save id)."""
+        meta_path = path.with_suffix(".json")
+        if not meta_path.is_file():
+            raise ValueError(
+                f"{str(path)!r} is incomplete: it holds no dims and meta, and {meta_path.name} (where "
+                f"earlier versions kept them) is missing; {fix}"
+            )
+        with reading(meta_path):
+            info = json.loads(meta_path.read_text())
+        if not (isinstance(info, dict) and isinstance(info.get("dims"), list)):
+            raise ValueError(
+                f"{str(meta_path)!r} is not a jaxbandit result's metadata: it has no list of dims; {fix}"
+            )
+        if (save_id is not None or "save" in info) and str(save_id) != str(info.get("save")):
+            raise ValueError(
+                f"{str(path)!r} and {meta_path.name} are not from one save (a save was stopped between "
+                "writing them, or one was replaced); save the result again"
+            )
+        return info, meta_path.name
 
 
 #: The widest line of ``repr(SweepResult)``; a longer one ends in "...".
@@ -613,23 +441,6 @@ def _abridged(values: np.ndarray, edge: int = 3) -> str:
     return " ".join([*map(short, flat[:edge]), "...", *map(short, flat[-edge:])])
 
 
-@contextlib.contextmanager
-def _reading(path: Path) -> Iterator[None]:
-    """Whatever a reader of ``path`` raises for a damaged or foreign file (zipfile, numpy, json, h5py,
-    zarr and numcodecs each raise their own kinds) as one ``ValueError`` naming it; a missing file stays
-    a ``FileNotFoundError``."""
-    try:
-        yield
-    except FileNotFoundError:
-        raise
-    except Exception as err:  # the readers' kinds: BadZipFile, EOFError, OSError, KeyError, RuntimeError, ...
-        reason = error_reason(err)
-        raise ValueError(
-            f"{str(path)!r} is damaged or not a jaxbandit result ({type(err).__name__}: {reason}); write it "
-            "again with SweepResult.save or jb.sweep"
-        ) from None
-
-
 def _check_ours(ds, path: Path) -> None:
     """``ValueError`` unless the Dataset read from ``path`` is a complete jaxbandit result."""
     if META_ATTR not in ds.attrs and DTYPES_ATTR not in ds.attrs:
@@ -642,16 +453,6 @@ def _check_ours(ds, path: Path) -> None:
             f"{str(path)!r} is an incomplete result: the jb.sweep(out=...) writing it has not finished "
             "(or was stopped); run the same sweep again with the same checkpoint= to complete it"
         )
-
-
-def write_manifest(store) -> None:
-    """Write the manifest of the complete zarr store ``store`` into it (:mod:`jaxbandit.report.manifest`)."""
-    atomic_write_json(Path(store) / manifest.NAME, manifest.make(Path(store)))
-
-
-def no_fill_encoding(ds) -> dict:
-    """No ``_FillValue`` on any variable: values are stored and read back as they are, NaNs included."""
-    return {name: {"_FillValue": None} for name in ds.variables}
 
 
 def _readable_attrs(meta: dict) -> dict:
@@ -669,14 +470,3 @@ def _readable_attrs(meta: dict) -> dict:
         ):
             out[key] = value
     return out
-
-
-def zarr_major(zarr) -> int:
-    """The major version of the ``zarr`` module (2 and 3 differ in a few calls)."""
-    return int(zarr.__version__.split(".")[0])
-
-
-def zarr_format_kwargs(zarr) -> dict:
-    """Write zarr format 2 (readable by zarr-python 2 and 3; format 3 has no stable fixed-width string
-    dtype yet): zarr-python >= 3 is told so, older ones write nothing else."""
-    return {"zarr_format": 2} if zarr_major(zarr) >= 3 else {}

@@ -25,7 +25,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from ..report.results import atomic_savez, error_reason
+from ..persist.atomic import atomic_savez, error_reason
 from . import fingerprint as fingerprint_lib
 
 _KEY_PREFIX = "carry_key/"
@@ -53,11 +53,15 @@ def gather(carries: list, host) -> dict:
     return arrays
 
 
-def save(path: Path, *, carry_arrays: dict, kept: dict, next_round: int, finger: dict) -> None:
-    """Write the gathered carry (:func:`gather`) and the kept results, atomically."""
+def save(
+    path: Path, *, carry_arrays: dict, kept: dict, next_round: int, finger: dict, reach: dict | None = None
+) -> None:
+    """Write the gathered carry (:func:`gather`) and the kept results, atomically; ``reach``: how far the
+    ``out=`` store reaches (:meth:`~jaxbandit.runner.store.StoreWriter.reach`), checked on resume."""
     arrays = {
         "next_round": np.asarray(next_round),
         "fingerprint": np.asarray(json.dumps(finger, sort_keys=True)),
+        "store_reach": np.asarray(json.dumps(reach, sort_keys=True)),
         **carry_arrays,
     }
     for field, parts in kept.items():
@@ -80,6 +84,20 @@ def check(path: Path, finger: dict) -> None:
             f"{fingerprint_lib.describe(diff)} differ{'s' if len(diff) == 1 else ''}; to start over, pass "
             f"overwrite=True to jb.sweep or delete {str(path.parent)!r} (to resume, run the sweep as it was)"
         )
+
+
+def store_reach(path: Path) -> dict | None:
+    """How far the ``out=`` store reached when the checkpoint at ``path`` was written (None: no
+    checkpoint there, or one of a sweep without a store); ``ValueError`` for a damaged checkpoint."""
+    if not (path.exists() or path.is_symlink()):
+        return None
+    with _reading(path) as z:
+        reach = json.loads(str(z["store_reach"])) if "store_reach" in z.files else None
+    if reach is not None and not (
+        isinstance(reach, dict) and isinstance(reach.get("journal_lines"), int) and "journal_sha256" in reach
+    ):
+        raise _damaged(path, ValueError(f"its store_reach is not one: {reach!r}"))
+    return reach
 
 
 def load(path: Path, *, template: list, finger: dict):

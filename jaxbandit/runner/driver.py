@@ -99,10 +99,12 @@ def run_algorithms(
     ckpt_path,
     finger,
     sink=None,
+    reach=None,
 ) -> list[dict]:
     """Every chunk of the runs of the algorithms ``make_algs`` (in lockstep when several), checkpointed; per
     algorithm, the kept fields as `[S_padded, G, rounds]`, or with ``sink``, ``sink(t0, fields)`` called
-    with each chunk's (a list per algorithm, rounds from ``t0`` on) and empty dicts returned."""
+    with each chunk's (a list per algorithm, rounds from ``t0`` on) and empty dicts returned; ``reach()``:
+    how far the store reaches, recorded in each checkpoint."""
     lanes = plan.agent_params.shape[0] * len(make_algs)
     program = plan.program(make_env, horizon, len(make_algs))
     chunk_statics = Statics(make_algs, make_env, plan.layout, horizon, per_round, program)
@@ -113,6 +115,7 @@ def run_algorithms(
         restored = checkpoint_lib.load(ckpt_path, template=carries, finger=finger)
         if restored is not None:
             carries, kept, start_round = restored
+            check_restored(ckpt_path, kept, start_round, rounds_kept, plan.chunk, horizon, sink is not None)
             carries = [distributed.shard_runs(c, plan.mesh) for c in carries]
     num_runs = plan.num_streams * lanes
     keep_idx = rounds_kept - 1
@@ -134,7 +137,12 @@ def run_algorithms(
             carry_arrays = checkpoint_lib.gather(chunk_carries, distributed.to_host)  # every process
             if jax.process_index() == 0:
                 checkpoint_lib.save(
-                    ckpt_path, carry_arrays=carry_arrays, kept=kept, next_round=done, finger=finger
+                    ckpt_path,
+                    carry_arrays=carry_arrays,
+                    kept=kept,
+                    next_round=done,
+                    finger=finger,
+                    reach=None if reach is None else reach(),
                 )
         if bar is not None:
             bar.update(done - bar.n)
@@ -165,6 +173,27 @@ def run_algorithms(
         bar.close()
     final = {field: np.concatenate(parts, axis=-1) for field, parts in kept.items()}
     return per_algorithm(final, len(make_algs))
+
+
+def check_restored(path, kept: dict, start_round: int, rounds_kept, chunk: int, horizon: int, streamed: bool):
+    """``ValueError`` naming the checkpoint ``path`` unless what it restored fits the sweep: its next
+    round a chunk's first (or the horizon), and its kept rounds (none when streamed into a store) those
+    recorded before it. A checkpoint that passes its fingerprint but not this was edited or damaged; run,
+    it failed at the end ("cannot reshape ...") after every chunk had run."""
+    expected = 0 if streamed else int(np.count_nonzero(rounds_kept - 1 < start_round))
+    found = {
+        field: int(np.shape(parts[-1])[-1]) if parts and np.ndim(parts[-1]) else 0
+        for field, parts in kept.items()
+    }
+    aligned = 0 <= start_round <= horizon and (start_round % chunk == 0 or start_round == horizon)
+    if aligned and all(n == expected for n in found.values()) and (streamed or expected == 0 or found):
+        return
+    raise ValueError(
+        f"checkpoint={str(path.parent)!r} holds {path.name}, which is damaged or not a jaxbandit checkpoint "
+        f"(its next round {start_round} and kept rounds {found or '{}'} do not fit this sweep's chunks of "
+        f"{chunk} rounds and {expected} rounds recorded before it); to start over, pass overwrite=True to "
+        "jb.sweep or delete it"
+    )
 
 
 def start_groups(

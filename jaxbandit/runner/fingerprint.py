@@ -2,10 +2,13 @@
 resumes only what it would compute itself.
 
 A fingerprint is a dict ``component -> SHA-256``: the settings that shape the result (horizon, grid,
-seeds, key, recorded rounds, chunk size, float dtype, the algorithms' names and grouping, the
-checkpoint format) and ``code``, a hash of what the factories compute: the jaxpr of one round —
-``init``, the stream's draw, ``select``, the adversary's ``corrupt`` and ``update`` — of each algorithm
-with the environment, traced with the grid's values as arguments, with its constants' bytes. A value a
+seeds, key, recorded rounds, chunk size, float dtype (x64), the algorithms' names and grouping, the
+checkpoint format); ``build``: the jax and jaxlib versions, the threefry mode
+(``jax_threefry_partitionable``) and ``XLA_FLAGS``, each of which can change the bits a run computes
+without changing its jaxpr (a sweep stopped under one and resumed under another would equal neither
+run); and ``code``, a hash of what the factories compute: the jaxpr of one round — ``init``, the
+stream's draw, ``select``, the adversary's ``corrupt`` and ``update`` — of each algorithm with the
+environment, traced with the grid's values as arguments, with its constants' bytes. A value a
 factory closes over (Student-t ``df = 3`` or ``5`` under the same factory names), a changed default or
 a changed library algorithm changes it; renaming a factory or moving it to another module does not.
 It is traced for one run, outside the sweep's batching, so it does not depend on the device count, the
@@ -22,6 +25,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
+import shlex
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
@@ -41,6 +46,7 @@ LABELS = {
     "record": "the recorded rounds (record=)",
     "chunking": "the chunk size (chunk_size=)",
     "dtype": "the float dtype (x64)",
+    "build": "the JAX build and settings (jax/jaxlib versions, JAX_THREEFRY_PARTITIONABLE, XLA_FLAGS)",
     "algorithms": "the algorithms (names, lockstep)",
     "code": "the code (what the factories compute, as traced on this backend)",
     "format": "the checkpoint format (another jaxbandit version)",
@@ -57,6 +63,32 @@ def digest(value) -> str:
 def _jsonable(obj):
     arr = np.asarray(obj)
     return {"dtype": arr.dtype.str, "shape": list(arr.shape), "values": arr.tolist()}
+
+
+def build() -> dict:
+    """What, besides the program, decides the bits a run computes: the jax and jaxlib versions, the
+    threefry mode (how ``jax.random`` splits its bits) and the ``XLA_FLAGS`` the process runs with (e.g.
+    ``--xla_cpu_enable_fast_math``), but those that only place the computation (:data:`PLACEMENT_FLAGS`)."""
+    import jaxlib
+
+    threefry = getattr(jax.config, "jax_threefry_partitionable")  # noqa: B009 (missing from its stubs)
+    return {
+        "jax": jax.__version__,
+        "jaxlib": getattr(jaxlib, "__version__", "?"),
+        "threefry_partitionable": bool(threefry),
+        "xla_flags": bit_flags(os.environ.get("XLA_FLAGS", "")),
+    }
+
+
+#: XLA flags that place a computation or report on it without changing its bits (a checkpoint resumes on
+#: another device count): left out of :func:`build`.
+PLACEMENT_FLAGS = ("--xla_force_host_platform_device_count", "--xla_dump")
+
+
+def bit_flags(text: str) -> list[str]:
+    """The flags of ``XLA_FLAGS`` ``text`` that may change the bits a program computes, sorted: all but
+    :data:`PLACEMENT_FLAGS`."""
+    return sorted(flag for flag in shlex.split(text) if not flag.startswith(PLACEMENT_FLAGS))
 
 
 def make(**components) -> dict[str, str]:
@@ -131,6 +163,7 @@ class Sweep(NamedTuple):
             record=[np.asarray(rounds_kept), per_round],
             chunking=chunk_size,
             dtype=str(np.dtype(float_dtype())),
+            build=build(),
             format=format,
         )
         code = {name: program(f, make_env, tuple(names), key) for name, f in make_algs.items()}

@@ -38,7 +38,6 @@ the plan (``runner.plan``), which lays out the traced programs (``runner.program
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -51,13 +50,12 @@ from ..core import validation as V
 from ..core.dtypes import float_dtype
 from ..core.lowering.options import ExecutionOptions, as_options
 from ..core.types import Algorithm, Environment
-from ..report.results import SweepResult, remove_leftovers
-from . import checkpoint as checkpoint_lib
-from . import driver, sharing
+from ..report.results import SweepResult
+from . import driver, memory, sharing
 from . import fingerprint as fingerprint_lib
-from . import lock as lock_lib
 from . import store as store_lib
 from .grid import as_factory, grid_arrays, validate_grid
+from .output import SweepOutput
 from .plan import Plan, record_rounds, seed_ids
 from .program import LAYOUT, Layout
 from .simulate import as_key
@@ -160,7 +158,7 @@ def sweep(
         store this same sweep left is resumed with ``checkpoint=`` (and rewritten without); see
         ``jaxbandit.runner.store``. Needs ``pip install "jaxbandit[xarray]"``. With several processes,
         process 0 writes it, on a file system they share. ``out`` and ``checkpoint`` are locked for the
-        sweep's lifetime (``jaxbandit.runner.lock``): a second writer is refused, naming the first.
+        sweep's lifetime (``jaxbandit.persist.lock``): a second writer is refused, naming the first.
       lockstep: run every algorithm of a dict in one compiled program, all fed each round's one draw of
         the stream (default); ``False`` compiles one program per algorithm, each drawing the stream
         again. Bitwise the same results. Lockstep pays most where a stream serves few lanes (the draw —
@@ -223,6 +221,20 @@ def sweep(
         raise ValueError("algorithm={} is invalid: give at least one algorithm")
     make_algs = {name: as_factory(a, "algorithm") for name, a in algs.items()}
     make_env = as_factory(environment, "environment")
+    if checkpoint is not None and ckpt_dir is not None and ckpt_dir.exists() and not ckpt_dir.is_dir():
+        raise ValueError(
+            f"checkpoint={str(checkpoint)!r} is invalid: it is a file; give a directory (one that does not "
+            "exist is created)"
+        )
+    memory.check_fits(  # before the seeds, the rounds or anything else is allocated
+        algorithms=len(make_algs),
+        points=grid_points(grid),
+        seeds=seeds,
+        horizon=horizon,
+        record=record,
+        streamed=out_path is not None,
+        itemsize=np.dtype(float_dtype()).itemsize,
+    )
     names, axes = grid_arrays(grid)
     seeds_run = seed_ids(seeds)
     execution = as_options(options)
@@ -267,39 +279,22 @@ def sweep(
             with_store=out_path is not None,
         )
     names_in_order = list(make_algs)
-    files = [f"algorithm-{i[0]}.npz" if len(i) == 1 else f"algorithms-{i[0]}-{i[-1]}.npz" for i in groups]
-    writers = {"out=": out_path, "checkpoint=": ckpt_dir} if jax.process_index() == 0 else {}
-    with lock_lib.holding_all(writers, on_acquire=remove_leftovers):
-        if overwrite and ckpt_dir is not None:
-            checkpoint_lib.remove(ckpt_dir)
-        writer, store_id = None, None
-        if fingers is not None:  # refused before anything is written or run, the checkpoints untouched
-            resume = ckpt_dir is not None and not overwrite
-            if out_path is not None:
-                store_id = store_lib.resumable(out_path, fingers.store, resume=resume, overwrite=overwrite)
-            for indices, name in zip(groups, files):
-                if ckpt_dir is not None:
-                    checkpoint_lib.check(ckpt_dir / name, fingers.group(names_in_order, indices, store_id))
-            if out_path is not None:
-                writer, store_id = driver.open_store(
-                    out_path,
-                    dims,
-                    coords,
-                    meta,
-                    fingers.store,
-                    store_id is not None,
-                    plan,
-                    rounds_kept,
-                    overwrite,
-                    durable=ckpt_dir is not None,
-                )
+    with SweepOutput.open(
+        out=out_path,
+        checkpoint=ckpt_dir,
+        fingers=fingers,
+        groups=groups,
+        names=names_in_order,
+        overwrite=overwrite,
+        dims=dims,
+        coords=coords,
+        meta=meta,
+        plan=plan,
+        rounds_kept=rounds_kept,
+    ) as output:
         per_alg = []
-        for indices, name in zip(groups, files):
-            group = [names_in_order[i] for i in indices]
-            sink = None
-            if out_path is not None:
-                leads = [(index,) if lead else () for index in indices]
-                sink = functools.partial(driver.write_chunks, writer, plan, rounds_kept, leads)
+        for i, indices in enumerate(groups):
+            group = [names_in_order[j] for j in indices]
             kept = driver.run_algorithms(
                 tuple(make_algs[n] for n in group),
                 make_env,
@@ -309,13 +304,14 @@ def sweep(
                 rounds_kept,
                 progress,
                 " + ".join(group),
-                None if ckpt_dir is None else ckpt_dir / name,
-                None if fingers is None else fingers.group(names_in_order, indices, store_id),
-                sink,
+                output.checkpoint(i),
+                output.finger(i),
+                output.sink(i, bool(lead), plan, rounds_kept),
+                output.reach,
             )
             per_alg += [{field: plan.to_grid_order(value) for field, value in k.items()} for k in kept]
         if out_path is not None:
-            return driver.finish_store(writer, out_path)
+            return output.finish()
     data = {field: np.stack([d[field] for d in per_alg]) for field in per_alg[0]}
     if not lead:
         data = {field: arr[0] for field, arr in data.items()}
@@ -342,6 +338,14 @@ def _refuse_invalid_actions(data: Mapping[str, np.ndarray], dims, coords) -> Non
         "clamped arm's; jb.testing.check_algorithm(factory, params, dim=, num_arms=, "
         "horizon=) finds such a select (property 'action_dtype')"
     )
+
+
+def grid_points(grid) -> int:
+    """How many points ``grid`` has (the product of its axes' lengths), read without converting it."""
+    if not isinstance(grid, Mapping):
+        return 1
+    sizes = [len(v) if hasattr(v, "__len__") else 1 for v in grid.values()]
+    return int(np.prod(sizes, dtype=np.int64))
 
 
 def _layout(make_algs: Mapping, make_env, names, axes) -> Layout:

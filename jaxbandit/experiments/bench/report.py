@@ -21,9 +21,10 @@ from jax.scipy.special import betainc
 
 import jaxbandit as jb
 
+from ...persist.atomic import atomic_write_bytes
 from ...report.analysis import mean_and_stderr
 from ...report.plots import algorithm_style, pyplot, save_figure
-from ...report.results import SweepResult, atomic_write_bytes
+from ...report.results import SweepResult
 from . import protocol
 
 #: The rounds the compact results keep: t ≥ this fraction of T (the log–log slopes' window).

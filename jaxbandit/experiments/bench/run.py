@@ -31,8 +31,9 @@ import numpy as np
 
 import jaxbandit as jb
 
+from ...persist.atomic import atomic_write_json
 from ...report.analysis import mean_and_stderr
-from ...report.results import SweepResult, atomic_write_json
+from ...report.results import SweepResult
 from ..common import device_info, jsonable, now, save_result, versions
 from . import protocol
 from .report import compact, write_report

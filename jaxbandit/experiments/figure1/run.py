@@ -17,8 +17,9 @@ import numpy as np
 import jaxbandit as jb
 
 from ...core.validation import check_flag, check_int
+from ...persist.atomic import atomic_write_json
 from ...report.analysis import mean_and_stderr
-from ...report.results import SweepResult, atomic_write_json
+from ...report.results import SweepResult
 from ..common import device_info, jsonable, now, save_result, seed_list, versions
 from .drawing import draw, format_summary
 from .methods import (
@@ -369,7 +370,7 @@ def figure_result(curves, runtimes, settings, variants, selected, horizon, seed_
 
 
 def _write(out: Path, curves, runtimes, settings, variants, selected, horizon, seed_ids) -> dict:
-    """``results.npz`` (+ ``.json``, ``.nc``), the PNGs and ``figure1.json`` (last, listing the others);
+    """``results.npz`` (+ ``.nc``), the PNGs and ``figure1.json`` (last, listing the others);
     returns the paths."""
     out.mkdir(parents=True, exist_ok=True)
     paths = {"json": out / "figure1.json", "png": out / "figure1.png"}

@@ -24,7 +24,7 @@ import numpy as np
 import jaxbandit as jb
 
 from ...core.validation import check_flag, check_int
-from ...report.results import atomic_write_json
+from ...persist.atomic import atomic_write_json
 from ..common import device_info, jsonable, now, seed_list, versions
 from .methods import (
     MAIN_METHODS,

@@ -37,17 +37,16 @@ Command line::
 Writes ``DIR/scaling.json`` (every fit with its interval, settings, versions, device, timings),
 ``DIR/scaling.md``, the final regrets of each part as a ``jb.SweepResult`` — ``DIR/results_T.npz`` (dims
 algorithm, constants, eps, seed, round = the horizon T), ``results_C.npz`` (…, C, …) and ``results_d.npz``
-(…, dim, …), each with its ``.json`` and, with xarray, ``.nc`` — and ``DIR/scaling_{T,C,d}.png``.
+(…, dim, …), each with, with xarray, a ``.nc`` beside it — and ``DIR/scaling_{T,C,d}.png``.
 """
 
 from __future__ import annotations
 
 from .fit import SlopeFit, WindowFit, excess_loglog_fit, linear_fit, local_slopes, loglog_fit, window_fit
-from .report import draw, markdown, rewrite
+from .report import arrays_from, draw, markdown, rewrite
 from .run import (
     Job,
     ScalingResult,
-    arrays_from,
     default_workers,
     identical_runs,
     plan_jobs,

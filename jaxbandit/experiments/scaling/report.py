@@ -556,13 +556,31 @@ def _spec(name: str) -> tuple[str, str]:
         return name, "O(1)"
 
 
+def arrays_from(parts: dict) -> dict:
+    """``run.results`` inverted: the arrays the fits and figures read (``T/<method>`` …, the grids)."""
+    T, C, d = parts["T"], parts["C"], parts["d"]
+    arrays = {
+        "horizons": np.asarray(T.coords["round"]),
+        "eps": np.asarray(T.coords["eps"]),
+        "budgets": np.asarray(C.coords["C"]),
+        "dims": np.asarray(d.coords["dim"]),
+        "seeds": np.asarray(T.coords["seed"]),
+    }
+    for i, m in enumerate(np.asarray(T.coords["algorithm"]).tolist()):
+        arrays[f"T/{m}"] = np.moveaxis(np.asarray(T.cumulative_regret[i]), -1, 2)
+        arrays[f"C/{m}"] = np.asarray(C.cumulative_regret[i][..., 0])
+        arrays[f"C_spent/{m}"] = np.asarray(C.corruption_spent[i][..., 0])
+        arrays[f"d/{m}"] = np.asarray(d.cumulative_regret[i][..., 0])
+    return arrays
+
+
 def rewrite(out) -> dict:
     """Redraw ``scaling.md`` and the figures in ``out`` from its ``scaling.json`` and ``results_*.npz``
     (nothing re-run); returns the paths written."""
     import json
 
-    from ...report.results import SweepResult, atomic_write_bytes
-    from .run import arrays_from
+    from ...persist.atomic import atomic_write_bytes
+    from ...report.results import SweepResult
 
     out = Path(out)
     data = json.loads((out / "scaling.json").read_text())

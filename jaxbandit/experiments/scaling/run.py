@@ -20,12 +20,12 @@ import numpy as np
 import jaxbandit as jb
 
 from ...core.validation import check_flag
-from ...report.results import atomic_write_bytes, atomic_write_json
+from ...persist.atomic import atomic_write_bytes, atomic_write_json
 from ..common import device_info, jsonable, now, save_result, versions
 from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
 from ..figure1.tuning import load_tuned
 from . import fit as F
-from .report import draw, markdown
+from .report import arrays_from, draw, markdown  # noqa: F401 (arrays_from: re-exported, it was defined here)
 from .settings import (
     FULL,
     LINEAR_COST,
@@ -578,26 +578,8 @@ def results(arrays: dict, methods, plan: Plan, info: dict | None = None) -> dict
     return out
 
 
-def arrays_from(parts: dict) -> dict:
-    """:func:`results` inverted: the arrays the fits and figures read (``T/<method>`` …, the grids)."""
-    T, C, d = parts["T"], parts["C"], parts["d"]
-    arrays = {
-        "horizons": np.asarray(T.coords["round"]),
-        "eps": np.asarray(T.coords["eps"]),
-        "budgets": np.asarray(C.coords["C"]),
-        "dims": np.asarray(d.coords["dim"]),
-        "seeds": np.asarray(T.coords["seed"]),
-    }
-    for i, m in enumerate(np.asarray(T.coords["algorithm"]).tolist()):
-        arrays[f"T/{m}"] = np.moveaxis(np.asarray(T.cumulative_regret[i]), -1, 2)
-        arrays[f"C/{m}"] = np.asarray(C.cumulative_regret[i][..., 0])
-        arrays[f"C_spent/{m}"] = np.asarray(C.corruption_spent[i][..., 0])
-        arrays[f"d/{m}"] = np.asarray(d.cumulative_regret[i][..., 0])
-    return arrays
-
-
 def _write(out: Path, arrays: dict, data: dict, plan: Plan, methods, t_start: float) -> dict:
-    """``results_{T,C,d}.npz`` (+ ``.json``, ``.nc``), the figures, ``scaling.md`` and ``scaling.json``
+    """``results_{T,C,d}.npz`` (+ ``.nc``), the figures, ``scaling.md`` and ``scaling.json``
     (last, listing the others)."""
     out.mkdir(parents=True, exist_ok=True)
     paths: dict = {"json": out / "scaling.json", "md": out / "scaling.md"}
