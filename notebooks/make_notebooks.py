@@ -343,14 +343,14 @@ BENCHMARK = [
     md(r"""
 # The robustness benchmark on a GPU
 
-Every registered algorithm against every adversary (none, flip, flip_rounds, random_sign, targeted) at a
+Every registered algorithm against every benchmark adversary (none, flip, flip_rounds, targeted) at a
 grid of corruption levels C, under Gaussian, Student-t, Pareto and real heavy-tailed noise (S&P 500 daily
 returns) at a grid of moment orders ε — with each algorithm's **theory constants** and with constants
 **tuned on seeds 1000–1009 over all scenarios together** (one setting per algorithm, found by the same
 search for every algorithm: see `jaxbandit.experiments.bench.protocol`). This is
 `python -m jaxbandit bench --quick` as a notebook, run on a Colab GPU (Runtime > Change runtime type >
 GPU) or a CPU; almost all of its time is compilation. Drop `quick=True` for the full benchmark (T = 5000,
-20 seeds, 17 attacks × 8 noise settings).
+20 seeds, 13 attacks × 8 noise settings).
 """),
     code(INSTALL),
     code(
