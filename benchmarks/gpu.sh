@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The tracking benchmarks at a GPU's sizes, on a machine with one GPU, in under 600 s per part.
 #
-#     bash benchmarks/gpu.sh [perf|bench]
+#     bash benchmarks/gpu.sh [perf|bench|bench-linear]
 #
 # perf (the default): throughput.py, grid_sweep.py, sweep_overhead.py, lockstep.py and memory.py, each
 # under a timeout (what finished is kept); the targets are those of benchmarks/README.md.
 # bench: the robustness benchmark (python -m jaxbandit bench): the quick one (every algorithm), then the
 # full one of the O(1)-per-round algorithms (the O(t) ones, GAdaOFUL, Heavy-OFUL and TOFU, hold a T x d
 # history per run: 10^5 runs x T = 5000 would not fit); it saves per algorithm and resumes with --resume.
+# bench-linear: the full benchmark of the O(t) algorithms (GAdaOFUL, Heavy-OFUL, TOFU) at T = 5000, the
+# whole scenario set (a tuning batch is 6 settings x 104 scenarios x 10 seeds: ~6 k runs of a T x d
+# history, about 1.3 GB in float32), each call resuming $OUT/full_linear for up to LINEAR_S seconds
+# (default 540): call it again until it prints "complete".
 #
 # Uses the machine's own jax (PYTHONPATH is the checkout). Output: $OUT (default benchmarks/results): each
 # script's JSON and a log. PREVIOUS=FOLDER times the code in FOLDER beside this checkout in grid_sweep.py
@@ -44,8 +48,14 @@ PREV=none
       --algorithms cr_hvt_ucb hvt_ucb crt oful cw_oful lin_ts multilayer_oful omd_glb
     echo "full benchmark exit status $?"
     ;;
+  bench-linear)
+    timeout "${LINEAR_S:-540}" $PY -m jaxbandit bench --device gpu --out "$OUT/full_linear" --no-progress \
+      --resume --algorithms gadaoful heavy_oful tofu
+    status=$?
+    if [ "$status" -eq 0 ]; then echo "complete"; else echo "stopped (exit $status): call again to resume"; fi
+    ;;
   *)
-    echo "unknown part '$PART': choose perf or bench" >&2
+    echo "unknown part '$PART': choose perf, bench or bench-linear" >&2
     exit 2
     ;;
   esac
