@@ -97,7 +97,10 @@ def _values(kind=str, what="names"):
 
 def _add_list(p, *flags, kind=str, what="names", metavar="NAME", help=""):
     p.add_argument(*flags, nargs="+", action=_values(kind, what), default=None, metavar=metavar, help=help)
-    p.epilog = "List options take their values space- or comma-separated (--algorithms oful,cw_oful)."
+    p.epilog = (
+        "List options take their values space- or comma-separated (--algorithms oful,cw_oful); an algorithm "
+        "may be named as the tables print it (CR-Hvt-UCB), in any case."
+    )
 
 
 def _add_plugin(p) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import jaxbandit as jb
+from jaxbandit.core import validation as V
 
 T, D, K = 50, 3, 4
 #: The paper's LaTeX labels ("ass:noise", "eq:sigma_def", "thm:regret_instance", ...).
@@ -575,3 +576,21 @@ def test_a_grid_value_twice_is_named_in_a_warning_and_its_runs_are_repeated():
         with pytest.warns(jb.runner.grid.RepeatedValueWarning, match=rf"grid\['b'\] holds the value {value}"):
             res = jb.sweep(make_alg, make_env, grid, horizon=T, seeds=2, record=T)
         np.testing.assert_array_equal(res.final_regret[0], res.final_regret[-1])
+
+
+def test_names_are_found_by_their_display_labels_and_a_typo_gets_the_closest_name():
+    """What the tables print is accepted as an --algorithms value (any case, hyphens or underscores),
+    for every registry; a typo is refused naming the closest registered name."""
+    names = jb.registry.names()
+    labels = {jb.registry.algorithm(n).label: n for n in names}
+    got = V.check_names(
+        "algorithms", ["CR-Hvt-UCB", "OFUL", "LinTS", "GLB-OMD", "multilayer_oful"], names, labels
+    )
+    assert got == ("cr_hvt_ucb", "oful", "lin_ts", "omd_glb", "multilayer_oful")
+    assert V.check_names("noises", ["Student-T"], tuple(jb.registry.noises())) == ("student_t",)
+    with pytest.raises(ValueError, match=r"'ofull' is not one of them \(did you mean 'oful'\?\)"):
+        V.check_names("algorithms", ["ofull"], names, labels)
+    with pytest.raises(ValueError, match=r"did you mean 'flip_rounds'"):
+        V.check_names("adversaries", ["flip-round"], tuple(jb.registry.adversaries()))
+    with pytest.raises(ValueError, match="a name is given twice"):
+        V.check_names("algorithms", ["OFUL", "oful"], names, labels)

@@ -10,8 +10,10 @@ Every message has the form ``"<name>=<value> is invalid: it must be <what> in <r
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
+from collections.abc import Mapping
 
 import jax
 import numpy as np
@@ -153,17 +155,40 @@ def check_int(name: str, value, low: int = 1) -> int:
     return int(value)
 
 
-def check_names(name: str, given, valid) -> tuple[str, ...]:
-    """``given`` (a name or names) as a non-empty tuple of distinct members of ``valid``; the
-    ``ValueError`` lists the valid names (CLI lists of algorithms, adversaries, noises)."""
+def _folded(text: str) -> str:
+    """``text`` lower-cased without separators: ``"CR-Hvt-UCB"``, ``"cr_hvt_ucb"`` → ``"crhvtucb"``."""
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def check_names(name: str, given, valid, labels: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """``given`` (a name or names) as a non-empty tuple of distinct members of ``valid`` (CLI lists of
+    algorithms, adversaries, noises). A name is also found by its display label (``labels``: label →
+    name, such as ``"CR-Hvt-UCB"`` → ``"cr_hvt_ucb"``), ignoring case, hyphens, underscores and spaces;
+    the ``ValueError`` for one that is not names the closest valid one and lists them all."""
     given = (given,) if isinstance(given, str) else tuple(given)
     valid = tuple(valid)
-    bad = [g for g in given if g not in valid]
+    lookup = {_folded(v): v for v in valid}
+    lookup.update({_folded(label): v for label, v in (labels or {}).items() if v in valid})
+    found: list[str] = []
+    bad: list = []
+    for g in given:
+        match = g if g in valid else lookup.get(_folded(str(g)))
+        if match is None:
+            bad.append(g)
+        else:
+            found.append(match)
     if not given or bad:
-        raise ValueError(f"{name}={list(given)!r} is invalid: choose from {list(valid)}")
-    if len(set(given)) != len(given):
+        hint = ""
+        if bad:
+            close = difflib.get_close_matches(_folded(str(bad[0])), list(lookup), n=1, cutoff=0.6)
+            hint = f"{bad[0]!r} is not one of them" + (
+                f" (did you mean {lookup[close[0]]!r}?)" if close else ""
+            )
+            hint = "; " + hint
+        raise ValueError(f"{name}={list(given)!r} is invalid: choose from {list(valid)}{hint}")
+    if len(set(found)) != len(found):
         raise ValueError(f"{name}={list(given)!r} is invalid: a name is given twice")
-    return given
+    return tuple(found)
 
 
 def check_choice(name: str, options, index) -> list:

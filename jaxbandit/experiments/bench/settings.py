@@ -107,10 +107,15 @@ def make_settings(
         tuple(name for name, spec in jb.registry.adversaries().items() if spec.in_benchmark),
         registered[2],
     )
+    labels = ({jb.registry.algorithm(n).label: n for n in registered[0]}, None, None)
     algs, advs, nois = (
-        V.check_names(name, default if given is None else given, valid)
-        for name, given, default, valid in zip(
-            ("algorithms", "adversaries", "noises"), (algorithms, adversaries, noises), defaults, registered
+        V.check_names(name, default if given is None else given, valid, label)
+        for name, given, default, valid, label in zip(
+            ("algorithms", "adversaries", "noises"),
+            (algorithms, adversaries, noises),
+            defaults,
+            registered,
+            labels,
         )
     )
     horizon = base["horizon"] if horizon is None else horizon

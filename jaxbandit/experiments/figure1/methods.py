@@ -38,7 +38,7 @@ def constant_names(method: str) -> tuple[str, ...]:
 
 def check_methods(selected) -> tuple[str, ...]:
     """``selected`` as a tuple of distinct registered names."""
-    return V.check_names("methods", selected, all_methods())
+    return V.check_names("methods", selected, all_methods(), {spec(m).label: m for m in all_methods()})
 
 
 def problem(horizon: int, p) -> Problem:

@@ -239,4 +239,5 @@ def check_algorithms(selected) -> tuple[str, ...]:
     valid names."""
     if selected is None:
         return jb.registry.names()
-    return V.check_names("algorithms", selected, jb.registry.names())
+    names = jb.registry.names()
+    return V.check_names("algorithms", selected, names, {jb.registry.algorithm(n).label: n for n in names})
