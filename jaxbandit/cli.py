@@ -14,16 +14,17 @@ subcommands.
 - ``jaxbandit scaling [--quick] [--out DIR] [--algorithms A B ...] [--seeds N]``: exponents of regret in
   T, C and d against the theory (``jaxbandit.experiments.scaling.run``).
 
-Every list option takes its values space- or comma-separated (``--algorithms oful cw_oful`` or
-``--algorithms oful,cw_oful``). The subcommands that take names (``figure1``, ``tune-figure1``,
-``bench``, ``scaling``) take ``--plugin MODULE`` (repeatable): a module name (the current directory is
-searched first) or a ``.py`` file, imported before the arguments are read, so that the algorithms,
-adversaries, noise families and streams it registers are valid names; the ``jaxbandit.plugins`` entry
-points of installed distributions are loaded at start (``jb.plugins``): one that fails to load is
-skipped with a one-line ``warning: ...`` naming it, and every command that does not need it runs
-(``JAXBANDIT_NO_PLUGINS=1`` loads none). ``bench`` checks a plugin's noise families, adversaries and
-stream with ``jb.testing`` before it runs (:func:`vet_plugin_pieces`). Progress bars are shown when
-stderr is a terminal, unless ``--progress``/``--no-progress`` says otherwise.
+Options follow their command (``jaxbandit bench --horizon 300``): one written before a command is refused,
+since the command's own defaults would replace it. Every list option takes its values space- or
+comma-separated (``--algorithms oful cw_oful`` or ``--algorithms oful,cw_oful``). The subcommands that take
+names (``figure1``, ``tune-figure1``, ``bench``, ``scaling``) take ``--plugin MODULE`` (repeatable): a module
+name (the current directory is searched first) or a ``.py`` file, imported before the arguments are read, so
+that the algorithms, adversaries, noise families and streams it registers are valid names; the
+``jaxbandit.plugins`` entry points of installed distributions are loaded at start (``jb.plugins``): one that
+fails to load is skipped with a one-line ``warning: ...`` naming it, and every command that does not need it
+runs (``JAXBANDIT_NO_PLUGINS=1`` loads none). ``bench`` checks a plugin's noise families, adversaries and
+stream with ``jb.testing`` before it runs (:func:`vet_plugin_pieces`). Progress bars are shown when stderr is
+a terminal, unless ``--progress``/``--no-progress`` says otherwise.
 
 Every ``ValueError`` from bad input (a ``--plugin`` that fails to import too), and every argument error,
 becomes a one-line ``error: ...`` message and exit status 2; Ctrl-C (SIGINT), a
@@ -495,6 +496,25 @@ def _plugins_named(argv) -> list[str]:
     return pre.parse_known_args(argv)[0].plugin
 
 
+def _options_before_command(argv, commands) -> tuple[list[str], str | None]:
+    """The options written before the subcommand in ``argv`` and the subcommand (None without one): the
+    top-level parser reads ``--horizon``, ``--seeds``, ``--out`` and ``--progress`` for the default
+    demo, and a subcommand's own defaults would silently replace them."""
+    takes_value = {"--horizon", "--seeds", "--out", "--plugin"}
+    before: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token in commands:
+            return before, token
+        if token.startswith("--"):
+            name = token.split("=", 1)[0]
+            before.append(name)
+            i += name in takes_value and "=" not in token
+        i += 1
+    return before, None
+
+
 def main(argv=None, prog: str = "jaxbandit") -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); ``prog`` names the program in usage
     lines and recorded commands (``python -m jaxbandit`` passes :data:`MODULE_PROG`). Returns the exit
@@ -511,7 +531,18 @@ def main(argv=None, prog: str = "jaxbandit") -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    args = build_parser(prog).parse_args(argv)
+    parser = build_parser(prog)
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    before, given = _options_before_command(argv, commands)
+    unread = [o for o in before if o not in ("--plugin",)]
+    if given is not None and unread:
+        print(
+            f"error: {unread[0]} is given before the command {given!r}, which would not read it: put it "
+            f"after the command ({prog} {given} {unread[0]} ...)",
+            file=sys.stderr,
+        )
+        return 2
+    args = parser.parse_args(argv)
     command = " ".join([prog] + argv)
     if getattr(args, "progress", False) is None:
         args.progress = sys.stderr.isatty()

@@ -186,3 +186,18 @@ def test_the_demo_with_one_seed_prints_no_standard_error_and_says_why_theory_is_
     assert "1 seed (no standard error)" in out and "±" not in out
     assert "CR-Hvt-UCB (beta_scale=0.0001)" in out  # the API's name for the radius multiplier
     assert "its theory radius is beta = " in out and "almost linearly" in out
+
+
+@pytest.mark.parametrize("command", ["demo", "bench", "figure1", "scaling"])
+def test_options_before_the_command_are_refused_not_ignored(command, capsys):
+    """`--horizon 300 --seeds 2 --out x bench` ran the command's defaults into its default folder: the
+    subcommand's defaults replaced what the top level had read. Now it is one line saying where to put
+    them (options after the command, or no command at all for the demo, still work)."""
+    assert cli.main(["--horizon", "300", "--seeds", "2", "--out", "x", command]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith(f"error: --horizon is given before the command '{command}'") and err.count("\n") == 1
+    )
+    assert cli.main(["--out=x", command, "--help"]) == 2  # the = form too
+    parsed = cli.build_parser().parse_args(["--horizon", "300", "--seeds", "2"])  # no command: the demo's
+    assert (parsed.command, parsed.horizon, parsed.seeds) == (None, 300, 2)
