@@ -496,11 +496,13 @@ def _plugins_named(argv) -> list[str]:
     return pre.parse_known_args(argv)[0].plugin
 
 
-def _options_before_command(argv, commands) -> tuple[list[str], str | None]:
+def _options_before_command(argv, parser) -> tuple[list[str], str | None]:
     """The options written before the subcommand in ``argv`` and the subcommand (None without one): the
-    top-level parser reads ``--horizon``, ``--seeds``, ``--out`` and ``--progress`` for the default
-    demo, and a subcommand's own defaults would silently replace them."""
-    takes_value = {"--horizon", "--seeds", "--out", "--plugin"}
+    top-level ``parser`` reads the default demo's options, and a subcommand's own defaults would silently
+    replace them. Which options take a value is read from ``parser`` (and ``--plugin``, which
+    :func:`_plugins_named` reads anywhere)."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    takes_value = {"--plugin"} | {o for a in parser._actions if a.nargs != 0 for o in a.option_strings}
     before: list[str] = []
     i = 0
     while i < len(argv):
@@ -532,8 +534,7 @@ def main(argv=None, prog: str = "jaxbandit") -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     parser = build_parser(prog)
-    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
-    before, given = _options_before_command(argv, commands)
+    before, given = _options_before_command(argv, parser)
     unread = [o for o in before if o not in ("--plugin",)]
     if given is not None and unread:
         print(

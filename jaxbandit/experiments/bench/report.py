@@ -486,6 +486,7 @@ def markdown(result: SweepResult, info: dict) -> str:
         if stream["name"] == "linear"
         else f"d = 10, K = 20, the stream `{stream['name']}` ({stream['description']})"
     )
+    attacks_spent = spent(result, info)
     lines = [
         "# jaxbandit robustness benchmark",
         "",
@@ -507,11 +508,11 @@ def markdown(result: SweepResult, info: dict) -> str:
         ),
         "",
         "Attacks, with the corruption Σ|c_t| they actually spent by T (mean and largest over every run): "
-        + "; ".join(_spent_text(a) for a in spent(result, info))
+        + "; ".join(_spent_text(a) for a in attacks_spent)
         + ". The learners are told ε, ν and C.",
         "",
     ]
-    over = [a["attack"] for a in spent(result, info) if a["max"] > a["C"] * (1 + 1e-5)]
+    over = [a["attack"] for a in attacks_spent if a["max"] > a["C"] * (1 + 1e-5)]
     if over:
         lines += [f"**Spent more than their C** (computed): {', '.join(over)}.", ""]
     pairs = [(axis, a, b) for axis, found in dropped.items() for a, b in found]
@@ -697,9 +698,9 @@ def radius_curves(out, info: dict) -> dict[str, dict]:
         path = Path(out) / "tuning" / f"{name}.json"
         if not path.is_file():
             continue
-        held = {k: v for k, v in protocol.fixed(name).items()} if name in jb.registry.names() else {}
-        if name in jb.registry.names():
-            held.update({a.name: a.start for a in protocol.axes(name)[1:]})
+        held = {}
+        if name in jb.registry.names():  # the constants the radius search held: fixed ones, and starts
+            held = {**protocol.fixed(name), **{a.name: a.start for a in protocol.axes(name)[1:]}}
         rows = []
         for key, (mean, stderr) in json.loads(path.read_text()).items():
             setting = json.loads(key)
