@@ -517,6 +517,8 @@ def test_chance_of_two_standard_errors_is_students_t():
 
     for seeds in (5, 20, 200):
         assert bench_report.chance_beyond_two_se(seeds) == pytest.approx(stats.t(seeds - 1).sf(2.0), rel=1e-5)
+    with pytest.raises(ValueError, match="seeds=1 is invalid"):
+        bench_report.chance_beyond_two_se(1)
 
 
 def test_subset_ranks_are_computed_per_family_and_per_level():

@@ -21,6 +21,7 @@ from jax.scipy.special import betainc
 
 import jaxbandit as jb
 
+from ...core import validation as V
 from ...persist.atomic import atomic_write_bytes
 from ...report.analysis import mean_and_stderr
 from ...report.plots import algorithm_style, pyplot, save_figure
@@ -214,7 +215,7 @@ def chance_beyond_two_se(seeds: int) -> float:
     """P(T > 2) for Student's t with ``seeds − 1`` degrees of freedom: the chance that a paired difference
     with no true effect exceeds two of its standard errors on one side (each side of the paired
     table's "scenarios better / worse" counts expects this fraction of the scenarios)."""
-    df = seeds - 1.0
+    df = V.check_int("seeds", seeds, 2) - 1.0
     return 0.5 * float(betainc(df / 2.0, 0.5, df / (df + 4.0)))
 
 
