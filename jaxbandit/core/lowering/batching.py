@@ -176,8 +176,8 @@ def while_loop(
     ``peel``: the first iterations run before the loop, outside it, for every lane (each lane running
     ``cond_fun`` false keeps its carry, as in a batched loop): the same values, with no loop condition or
     body launch for them. A GPU launches a loop's body as a CUDA graph's conditional node, which waited
-    ~140 µs a time on the H200 (docs/development/performance-record.md), so a loop that nearly always iterates once pays
-    for a peeled iteration's kernels in the rounds where no lane would iterate."""
+    ~140 µs a time on the H200 (docs/development/performance-record.md), so a loop that nearly always
+    iterates once pays for a peeled iteration's kernels in the rounds where no lane would iterate."""
     if not callable(cond_fun) or not callable(body_fun):
         bad = "cond_fun" if not callable(cond_fun) else "body_fun"
         value = cond_fun if bad == "cond_fun" else body_fun
