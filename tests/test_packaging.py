@@ -76,6 +76,33 @@ def test_the_version_is_written_once():
     assert writers == ["jaxbandit/__init__.py"]
 
 
+def _text_files():
+    skip = {".git", ".venv", "site", "build", "dist", "out", "results"}
+    for path in ROOT.rglob("*"):
+        parts = path.relative_to(ROOT).parts
+        if path.is_file() and not skip & set(parts) and not any(p.endswith("_cache") for p in parts):
+            if path.suffix in {".py", ".md", ".toml", ".ipynb", ".yml", ".yaml", ".cfg", ".in", ".txt"}:
+                yield path
+
+
+def test_no_placeholder_urls_and_every_project_url_is_in_pyproject():
+    """No file asks the user to fill in a repository URL; a URL naming jaxbandit (a badge, an install
+    line) is one of ``[project.urls]`` or under one, so it is written in one place."""
+    toml = (ROOT / "pyproject.toml").read_text()
+    table = re.search(r"(?ms)^\[project\.urls\]$(.*?)(?=^\[|\Z)", toml)
+    project_urls = re.findall(r'"(https?://[^"]+)"', table.group(1)) if table else []
+    placeholder = re.compile("github\\.com/(OWNER|USER|YOUR|<)|REPO" + "_URL|OWNER/jaxbandit")
+    url = re.compile(r"""https?://[^\s)"'>\]]*jaxbandit[^\s)"'>\]]*""")
+    for path in _text_files():
+        text = path.read_text(errors="replace")
+        if path != Path(__file__):
+            assert not placeholder.search(text), f"{path.relative_to(ROOT)}: {placeholder.search(text)[0]}"
+        for found in url.findall(text):
+            assert any(found.startswith(known) for known in project_urls), (
+                f"{path.relative_to(ROOT)}: {found} is not under a [project.urls] entry"
+            )
+
+
 @pytest.mark.slow
 def test_the_sdist_and_the_wheel_carry_the_whole_package(dist):
     wheel, sdist = dist
