@@ -23,7 +23,7 @@ from .runner.simulate import simulate
 from .runner.sweep import sweep
 from .runner.tune import TuneResult, tune
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the version: pyproject.toml reads it from here (setuptools dynamic)
 
 # Loaded on first use, so that ``import jaxbandit`` loads neither matplotlib nor the experiments.
 _LAZY = {

@@ -13,11 +13,11 @@ HERE = Path(__file__).resolve().parent
 
 # ---- shared cells -------------------------------------------------------------------------------
 
-INSTALL = r'''# Install jaxbandit. From a checkout (this notebook inside the repository) it installs the checkout in
-# editable mode; elsewhere (e.g. Colab) it installs from REPO_URL, which you set here.
-REPO_URL = "https://github.com/OWNER/jaxbandit"  # <- set to the jaxbandit repository when not in a checkout
-
-import importlib.util, pathlib, re, subprocess, sys
+INSTALL = r'''# Install jaxbandit, from the first of: the checkout this notebook is in (editable), a jaxbandit-*.whl
+# in the working directory (in Colab, upload it with the Files pane: it lands in /content), the package
+# index (pip install jaxbandit). An installed jaxbandit is used as it is when there is neither a checkout
+# nor a wheel.
+import importlib, importlib.util, pathlib, re, subprocess, sys
 
 
 def find_checkout(start=None):
@@ -30,7 +30,18 @@ def find_checkout(start=None):
     return None
 
 
-checkout = find_checkout()
+def find_wheel(folder=None):
+    """The newest jaxbandit wheel in `folder` (the working directory), or None."""
+    folder = pathlib.Path.cwd() if folder is None else pathlib.Path(folder)
+    wheels = sorted(folder.glob("jaxbandit-*.whl"), key=lambda w: w.stat().st_mtime)
+    return wheels[-1].resolve() if wheels else None
+
+
+def pip_install(*args):
+    return subprocess.run([sys.executable, "-m", "pip", "install", "-q", *args]).returncode == 0
+
+
+checkout, wheel = find_checkout(), find_wheel()
 spec = importlib.util.find_spec("jaxbandit")
 installed_at = pathlib.Path(spec.origin).resolve().parents[1] if spec and spec.origin else None
 if checkout is not None:
@@ -39,14 +50,25 @@ if checkout is not None:
     if str(checkout) not in sys.path:
         sys.path.insert(0, str(checkout))  # an editable install made now is seen only after a restart
     print(f"jaxbandit from the checkout {checkout}")
-elif spec is None:
-    if "OWNER" in REPO_URL:
-        raise RuntimeError("jaxbandit is not installed and this notebook is not in a checkout: "
-                           "set REPO_URL in this cell to the jaxbandit git repository")
-    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", f"git+{REPO_URL}"])
-    print(f"jaxbandit installed from {REPO_URL}")
+elif wheel is not None:
+    if not pip_install(str(wheel)):
+        raise RuntimeError(f"pip could not install {wheel} (its error is above)")
+    importlib.invalidate_caches()
+    print(f"jaxbandit installed from {wheel}")
+    if "jaxbandit" in sys.modules:
+        print("jaxbandit was imported before: restart the kernel to use the version just installed")
+elif spec is not None:
+    print(f"jaxbandit already installed at {installed_at}")
+elif pip_install("jaxbandit"):
+    importlib.invalidate_caches()
+    print("jaxbandit installed from the package index")
 else:
-    print(f"jaxbandit already installed at {installed_at}")'''
+    raise RuntimeError(
+        f"jaxbandit is not installed, this notebook is not in a checkout of it, no jaxbandit-*.whl is in "
+        f"{pathlib.Path.cwd()}, and pip could not install it from the package index. Build a wheel in a "
+        "checkout (python -m build --wheel, or pip wheel --no-deps . -w dist), put it in that folder (in "
+        "Colab: the Files pane) and run this cell again; or open this notebook from a checkout."
+    )'''
 
 SETUP_HEAD = r'''import os, pathlib, shutil, time
 
@@ -131,7 +153,8 @@ runs **CR-Hvt-UCB** (Algorithm 1 of Tani & Futami) on the paper's environment â€
 unit contexts, Student-t(3) noise, the flip adversary with budget C â€” first once, then as one compiled
 sweep over C and seeds, and plots the result.
 
-The first cell installs jaxbandit (from this checkout, or from `REPO_URL` in Colab).
+The first cell installs jaxbandit: from the checkout this notebook is in, else from a `jaxbandit-*.whl`
+in the working directory (in Colab, upload it with the Files pane), else from the package index.
 """),
     code(INSTALL),
     code(

@@ -5,6 +5,7 @@ import asyncio
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -153,8 +154,48 @@ def test_notebooks_are_generated_and_carry_no_outputs(name):
     nbformat.validate(nb)
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(not c.outputs and c.execution_count is None for c in code)
-    assert "REPO_URL" in code[0].source and "pip" in code[0].source  # the first cell installs
+    assert code[0].source == _generator().INSTALL  # the first cell installs
     gen = _generator()
     assert path.read_text() == gen.render(gen.NOTEBOOKS[name]), (
         "run python notebooks/make_notebooks.py after editing it"
     )
+
+
+def _run_install_cell(monkeypatch, folder, pip_succeeds=True) -> list:
+    """Run the notebooks' install cell in `folder` (outside any checkout) with jaxbandit not installed;
+    pip is not run: the commands it would run are returned."""
+    commands = []
+
+    def fake_run(command, *args, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 0 if pip_succeeds else 1)
+
+    monkeypatch.chdir(folder)
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    exec(_generator().INSTALL, {})
+    return commands
+
+
+def test_the_install_cell_outside_a_checkout_installs_an_uploaded_wheel(tmp_path, monkeypatch, capsys):
+    (tmp_path / "jaxbandit-0.0.1-py3-none-any.whl").write_bytes(b"older")
+    os.utime(tmp_path / "jaxbandit-0.0.1-py3-none-any.whl", (1, 1))
+    (tmp_path / "jaxbandit-0.0.2-py3-none-any.whl").write_bytes(b"newer")
+    commands = _run_install_cell(monkeypatch, tmp_path)
+    wheel = tmp_path.resolve() / "jaxbandit-0.0.2-py3-none-any.whl"
+    assert commands == [[sys.executable, "-m", "pip", "install", "-q", str(wheel)]]
+    assert f"jaxbandit installed from {wheel}" in capsys.readouterr().out
+
+
+def test_the_install_cell_outside_a_checkout_without_a_wheel_uses_the_index(tmp_path, monkeypatch, capsys):
+    commands = _run_install_cell(monkeypatch, tmp_path)
+    assert commands == [[sys.executable, "-m", "pip", "install", "-q", "jaxbandit"]]
+    assert "jaxbandit installed from the package index" in capsys.readouterr().out
+
+
+def test_the_install_cell_says_what_to_do_when_nothing_installs(tmp_path, monkeypatch):
+    with pytest.raises(RuntimeError) as info:
+        _run_install_cell(monkeypatch, tmp_path, pip_succeeds=False)
+    message = str(info.value)
+    assert str(tmp_path.resolve()) in message or str(tmp_path) in message
+    assert "jaxbandit-*.whl" in message and "python -m build --wheel" in message and "checkout" in message

@@ -309,7 +309,7 @@ def per_algorithm(fields: dict, count: int) -> list[dict]:
 def progress_bar(progress, horizon, num_runs, label, initial=0):
     if not progress:
         return None
-    from tqdm.auto import tqdm
+    from . import progress as progress_lib
 
     desc = f"{label} ({num_runs} runs)" if label else f"{num_runs} runs"
-    return tqdm(total=horizon, initial=initial, desc=desc, unit="round")
+    return progress_lib.bar(total=horizon, initial=initial, desc=desc, unit="round")

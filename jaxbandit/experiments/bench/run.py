@@ -338,6 +338,6 @@ def backend_devices(name: str | None):
 def _outer_bar(methods, progress):
     if not progress:
         return None
-    from tqdm.auto import tqdm
+    from ...runner import progress as progress_lib
 
-    return tqdm(total=len(methods), desc="benchmark", unit="algorithm", position=0, leave=True)
+    return progress_lib.bar(total=len(methods), desc="benchmark", unit="algorithm")

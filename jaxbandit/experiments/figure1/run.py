@@ -247,9 +247,9 @@ def _runtime_panel(selected, horizon, variants, tuned, repeats, progress):
     runtimes, seconds = {}, {}
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ...runner import progress as progress_lib
 
-        bar = tqdm(
+        bar = progress_lib.bar(
             total=len(selected) * len(variants) * len(C_VALUES) * repeats, desc="runtime (b)", unit="run"
         )
     for m in selected:

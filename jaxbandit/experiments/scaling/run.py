@@ -373,9 +373,9 @@ def _run_jobs(jobs, plan, seed_ids, tuned, workers, progress) -> dict:
         algorithm_factory(job.method, job.horizon, job.dim, tuned[job.method])
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ...runner import progress as progress_lib
 
-        bar = tqdm(total=len(jobs), desc="scaling sweeps", unit="sweep")
+        bar = progress_lib.bar(total=len(jobs), desc="scaling sweeps", unit="sweep")
     done = {}
 
     def finished(job: Job, result: dict) -> None:
