@@ -56,9 +56,7 @@ def test_each_backend_gets_only_its_own_options(monkeypatch):
         monkeypatch.delenv(variable, raising=False)
     # A GPU compiler is never handed the CPU's option, nor a CPU compiler the GPU's (jax 0.11's GPU
     # compiler refused the CPU's option and every sweep failed on a GPU)
-    assert xla_options.library_options("gpu") == {
-        "xla_gpu_enable_command_buffer": xla_options.COMMAND_BUFFER
-    }
+    assert xla_options.library_options("gpu") == {"xla_gpu_enable_command_buffer": xla_options.COMMAND_BUFFER}
     assert xla_options.library_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
     assert xla_options.library_options("tpu") == {}
     assert xla_options.library_options() == xla_options.library_options(jax.default_backend())
