@@ -135,3 +135,18 @@ def test_own_stream_fits_your_table_and_runs_it(tmp_path):
     rows = re.findall(r"^  (\S+) +mean +(\S+) +min +(\S+) +max +(\S+)$", out, re.MULTILINE)
     assert [r[0] for r in rows] == ["CR-Hvt-UCB", "OFUL"]
     assert all(0 <= float(r[2]) <= float(r[1]) <= float(r[3]) for r in rows)
+
+
+def test_the_examples_page_s_own_loop_runs(capsys):
+    """docs/examples.md's own jit loop, executed as printed: two beta_scale values' mean final regrets,
+    each within what 200 rounds of unit vectors allow (a round's regret is at most 2)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from test_docs import python_blocks
+    finally:
+        sys.path.pop(0)
+    page = Path(__file__).resolve().parents[1] / "docs" / "examples.md"
+    code = python_blocks(page.read_text())[0]
+    exec(compile(code, "docs/examples.md: the own loop", "exec"), {"__name__": "examples_page"})
+    values = [float(v) for v in re.findall(r"[\d.]+", capsys.readouterr().out)]
+    assert len(values) == 2 and all(0 < v <= 2 * 200 for v in values)
