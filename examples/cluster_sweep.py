@@ -2,7 +2,8 @@
 
 On a laptop or one machine, one process (the default):
 
-    python examples/cluster_sweep.py --out results/cluster --horizon 1000 --seeds 10
+    python examples/cluster_sweep.py                          # writes results/cluster/sweep.npz
+    python examples/cluster_sweep.py --horizon 30 --seeds 2   # small: what the tests run
 
 On a cluster (one process per host, or per GPU), run the same command in each process of the job with
 ``--distributed``, e.g. with SLURM:
@@ -17,8 +18,8 @@ points × seeds) is sharded over ``jax.devices()`` — all devices of all proces
 ends with the full result; process 0 writes it (and the checkpoints: a run stopped part way resumes from
 them when started again with the same arguments).
 
-The defaults (T = 5000, 100 seeds, 24 grid points: 2400 runs) take minutes on a laptop's CPU;
-``--horizon`` and ``--seeds`` make it smaller.
+The defaults (T = 5000, 100 seeds, 24 grid points: 2400 runs) took 29 s in one process on a shared
+2-core AMD EPYC CPU; ``--horizon`` and ``--seeds`` make it smaller.
 """
 
 from __future__ import annotations
