@@ -11,7 +11,7 @@ programs with (on a CPU, XLA's classic fusion emitters: about half the compile t
 ``jax.jit``, the same numbers). ``--plain`` compiles without them, to compare.
 
     python examples/own_jit_loop.py                          # T = 2000, 32 seeds, 4 beta_scale values
-    python examples/own_jit_loop.py --horizon 100 --seeds 2  # small: what the tests run
+    python examples/own_jit_loop.py --horizon 40 --seeds 2   # small: what the tests run
     python examples/own_jit_loop.py --plain                  # a plain jax.jit, for its compile time
 
 It prints the compile time, the run time and each ``beta_scale``'s mean final regret over the seeds.

@@ -10,7 +10,7 @@ the data's own. The learners are told S = ‖θ*‖ and the residuals' own momen
 
     python examples/own_stream.py                          # a generated table, T = 2000, 8 seeds
     python examples/own_stream.py --data mydata.npz        # arrays "features" [N, d], "rewards" [N]
-    python examples/own_stream.py --horizon 100 --seeds 2  # small: what the tests run
+    python examples/own_stream.py --horizon 100 --seeds 2  # small
 
 Without ``--data`` it generates a table (N = 5000, d = 8, correlated features, Student-t residuals) and
 says so. A log of whole rounds (the K contexts each round offered, a reward noise per round) is
