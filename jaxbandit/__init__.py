@@ -13,6 +13,7 @@ from .agents.omd_glb import OMDGLBState, omd_glb
 from .agents.tofu import TOFUState, tofu
 from .core import linalg, plugins
 from .core.lowering.options import ExecutionOptions
+from .core.lowering.xla_options import compiler_options
 from .core.types import Adversary, Algorithm, Environment, Feedback, Round, Stream, Trajectory
 from .envs import corruption, datasets, noise
 from .report import analysis
@@ -66,6 +67,7 @@ __all__ = [
     "Trajectory",
     "TuneResult",
     "analysis",
+    "compiler_options",
     "corruption",
     "cr_hvt_ucb",
     "crt",

@@ -1,6 +1,7 @@
-"""Experiments and benchmarks are written against the public API: no module of jaxbandit/experiments or
-benchmarks/ imports a ``_private`` name, from a ``_private`` module, or reaches one through an imported
-module (``jb.runner.sweep._cpu_workers``). Read from the source with ``ast``, nothing imported."""
+"""Experiments, benchmarks and examples are written against the public API: no module of
+jaxbandit/experiments, benchmarks/ or examples/ imports a ``_private`` name, from a ``_private``
+module, or reaches one through an imported module (``jb.runner.sweep._cpu_workers``). Read from the
+source with ``ast``, nothing imported."""
 
 import ast
 from pathlib import Path
@@ -118,3 +119,8 @@ def test_every_name_a_benchmark_takes_from_common_is_defined_there():
         if used - defined:
             missing[path.name] = sorted(used - defined)
     assert missing == {}
+
+
+def test_examples_use_no_private_name():
+    """The examples are what a user copies: public API only."""
+    assert _offenders("examples") == {}

@@ -1,6 +1,7 @@
 """The exogenous streams' draws against JAX's own samplers."""
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -107,3 +108,21 @@ def test_distinct_indices_draws_every_subset_equally_often():
         distinct_indices(jax.random.key(0), 5, 6)
     with pytest.raises(ValueError, match="k=0 is invalid"):
         distinct_indices(jax.random.key(0), 5, 0)
+
+
+def test_linear_draws_student_t_3_noise_by_default():
+    """``jb.envs.linear(d, K)`` with no ``noise``: η_t is Student-t with 3 degrees of freedom (the paper's
+    Section 6 noise at ε = 1), checked against SciPy's t₃ distribution with a Kolmogorov–Smirnov test on
+    4096 rounds' draws, and a Gaussian of the same variance (3) is rejected by the same test."""
+    from scipy import stats
+
+    env = jb.envs.linear(4, 3)
+    assert env.stream.dim == 4 and env.stream.num_arms == 3 and env.adversary.name == "none"
+    theta = env.init(jax.random.key(0)).theta_star
+    keys = jax.random.split(jax.random.key(1), 4096)
+    eta = np.asarray(
+        jax.vmap(lambda k, t: env.stream.draw(k, theta, t).eta)(keys, jnp.arange(4096)), np.float64
+    )
+    assert stats.kstest(eta, stats.t(df=3).cdf).pvalue > 1e-3
+    assert stats.kstest(eta, stats.norm(scale=np.sqrt(3.0)).cdf).pvalue < 1e-6
+    assert jb.envs.linear_stream(4, 3).reveals_nu is False

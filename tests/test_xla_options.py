@@ -33,22 +33,22 @@ def test_opt_out_and_user_flag(monkeypatch):
 def test_cpu_classic_emitters_opt_out_and_user_flag(monkeypatch):
     monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", raising=False)
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    assert xla_options.compiler_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
+    assert xla_options.library_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
     monkeypatch.setenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", "0")
-    assert xla_options.compiler_options("cpu") == {}
+    assert xla_options.library_options("cpu") == {}
     monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS")
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_use_fusion_emitters=true")
-    assert xla_options.compiler_options("cpu") == {}  # the user's flag wins
+    assert xla_options.library_options("cpu") == {}  # the user's flag wins
 
 
 def test_a_program_compiled_beside_another_generates_its_code_on_one_thread(monkeypatch):
     monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", raising=False)
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    beside = xla_options.compiler_options("cpu", beside=True)
+    beside = xla_options.library_options("cpu", beside=True)
     assert beside == {"xla_cpu_use_fusion_emitters": False, "xla_cpu_parallel_codegen_split_count": 1}
-    assert xla_options.compiler_options("gpu", beside=True) == xla_options.compiler_options("gpu")
+    assert xla_options.library_options("gpu", beside=True) == xla_options.library_options("gpu")
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_parallel_codegen_split_count=4")
-    assert "xla_cpu_parallel_codegen_split_count" not in xla_options.compiler_options("cpu", beside=True)
+    assert "xla_cpu_parallel_codegen_split_count" not in xla_options.library_options("cpu", beside=True)
 
 
 def test_each_backend_gets_only_its_own_options(monkeypatch):
@@ -56,15 +56,13 @@ def test_each_backend_gets_only_its_own_options(monkeypatch):
         monkeypatch.delenv(variable, raising=False)
     # A GPU compiler is never handed the CPU's option, nor a CPU compiler the GPU's (jax 0.11's GPU
     # compiler refused the CPU's option and every sweep failed on a GPU)
-    assert xla_options.compiler_options("gpu") == {
-        "xla_gpu_enable_command_buffer": xla_options.COMMAND_BUFFER
-    }
-    assert xla_options.compiler_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
-    assert xla_options.compiler_options("tpu") == {}
-    assert xla_options.compiler_options() == xla_options.compiler_options(jax.default_backend())
+    assert xla_options.library_options("gpu") == {"xla_gpu_enable_command_buffer": xla_options.COMMAND_BUFFER}
+    assert xla_options.library_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
+    assert xla_options.library_options("tpu") == {}
+    assert xla_options.library_options() == xla_options.library_options(jax.default_backend())
     monkeypatch.setenv("JAXBANDIT_COMMAND_BUFFERS", "0")
     monkeypatch.setenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", "0")
-    assert xla_options.compiler_options("gpu") == {} and xla_options.compiler_options("cpu") == {}
+    assert xla_options.library_options("gpu") == {} and xla_options.library_options("cpu") == {}
 
 
 def test_an_option_this_xla_does_not_have_is_left_out(monkeypatch):
@@ -75,7 +73,7 @@ def test_an_option_this_xla_does_not_have_is_left_out(monkeypatch):
     monkeypatch.setitem(xla_options.LIBRARY_OPTIONS, unknown, (True, "JAXBANDIT_TEST_UNKNOWN", backend))
     monkeypatch.setattr(xla_options, "UNKNOWN_OPTIONS", set())
     monkeypatch.delenv("XLA_FLAGS", raising=False)
-    assert unknown in xla_options.compiler_options()
+    assert unknown in xla_options.library_options()
 
     @xla_options.library_jit(static_argnums=())
     def f(x):
@@ -83,7 +81,7 @@ def test_an_option_this_xla_does_not_have_is_left_out(monkeypatch):
 
     assert float(f(jnp.float32(2.0))) == 6.0
     assert xla_options.UNKNOWN_OPTIONS == {unknown}
-    assert unknown not in xla_options.compiler_options()
+    assert unknown not in xla_options.library_options()
     assert float(f(jnp.float32(1.0))) == 3.0
 
 
@@ -131,6 +129,43 @@ def test_same_bits_with_and_without_options_and_inside_a_users_jit(monkeypatch):
         np.testing.assert_array_equal(a, np.asarray(getattr(nested, field)))
         np.testing.assert_array_equal(a, np.asarray(getattr(closed_over, field)))
         np.testing.assert_array_equal(a, np.asarray(getattr(batched, field))[0])
+
+
+def test_the_public_options_are_the_librarys_for_a_users_own_jit(monkeypatch):
+    """``jb.compiler_options()`` gives the options the library's programs compile with (not those of a
+    program compiled beside another), as a new dict each call; a user's jit compiled with them runs the
+    same bits as the plain jit and as the library's own program."""
+    for variable in ("JAXBANDIT_COMMAND_BUFFERS", "JAXBANDIT_CPU_CLASSIC_EMITTERS", "XLA_FLAGS"):
+        monkeypatch.delenv(variable, raising=False)
+    assert jb.compiler_options("cpu") == {"xla_cpu_use_fusion_emitters": False}
+    assert jb.compiler_options("gpu") == {"xla_gpu_enable_command_buffer": xla_options.COMMAND_BUFFER}
+    assert jb.compiler_options("tpu") == {}
+    assert jb.compiler_options() == jb.compiler_options(jax.default_backend())
+    jb.compiler_options()["mine"] = 1
+    assert "mine" not in jb.compiler_options()
+    monkeypatch.setenv("JAXBANDIT_CPU_CLASSIC_EMITTERS", "0")
+    assert jb.compiler_options("cpu") == {}
+    monkeypatch.delenv("JAXBANDIT_CPU_CLASSIC_EMITTERS")
+
+    alg, env = _setting()
+    keys = jnp.stack([jax.random.key(3), jax.random.key(4)])
+    run = jax.vmap(lambda k: jb.simulate(alg, env, k, horizon=T))
+    tuned = jax.jit(run, compiler_options=jb.compiler_options())(keys)
+    lowered = jax.jit(run).lower(keys).compile(compiler_options=jb.compiler_options())(keys)
+    plain = jax.jit(run)(keys)
+    library = [jb.simulate(alg, env, k, horizon=T) for k in (3, 4)]
+    for field in plain._fields:
+        a = np.asarray(getattr(plain, field))
+        np.testing.assert_array_equal(np.asarray(getattr(tuned, field)), a)
+        np.testing.assert_array_equal(np.asarray(getattr(lowered, field)), a)
+        for i, one in enumerate(library):
+            np.testing.assert_array_equal(np.asarray(getattr(one, field)), a[i])
+
+
+@pytest.mark.parametrize("backend", ["cuda", "CPU", "", 0])
+def test_the_public_options_refuse_an_unknown_backend(backend):
+    with pytest.raises(ValueError, match=rf"backend={backend!r} is invalid: it must be one of cpu, gpu, tpu"):
+        jb.compiler_options(backend)
 
 
 def test_invalid_option_value_is_not_swallowed():

@@ -33,13 +33,19 @@ def linear(
     dim: int,
     num_arms: int,
     *,
-    noise: NoiseFamily,
+    noise: NoiseFamily | None = None,
     corruption: Adversary | None = None,
     S: ArrayLike = 1.0,
     L: ArrayLike = 1.0,
     eps: ArrayLike | None = None,
 ) -> Environment:
-    """The paper's Section 6 environment: :func:`linear_stream` and an adversary (default none)."""
+    """The paper's Section 6 environment: :func:`linear_stream` and an adversary (default none).
+
+    ``jb.envs.linear(10, 20)`` is the paper's uncorrupted setting: θ* and 20 contexts a round uniform on
+    the unit sphere of R^10, and ``noise`` by default ``jb.noise.student_t(3.0)`` (Student-t with 3
+    degrees of freedom, Section 6's noise at ε = 1). ``corruption``: a ``jb.corruption`` adversary, e.g.
+    ``jb.corruption.flip(100.0)``; ``S``, ``L``, ``eps``: as :func:`linear_stream`.
+    """
     stream = linear_stream(dim, num_arms, noise=noise, S=S, L=L, eps=eps)
     return Environment(stream, _adversary(corruption))
 

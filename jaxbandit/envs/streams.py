@@ -20,7 +20,7 @@ from ..core.lowering import options
 from ..core.registry import register
 from ..core.types import Round, Stream
 from .datasets import sp500_returns
-from .noise import NoiseFamily
+from .noise import NoiseFamily, student_t
 from .registry import StreamSpec
 
 Array = jax.Array
@@ -52,7 +52,7 @@ def linear_stream(
     dim: int,
     num_arms: int,
     *,
-    noise: NoiseFamily,
+    noise: NoiseFamily | None = None,
     S: ArrayLike = 1.0,
     L: ArrayLike = 1.0,
     eps: ArrayLike | None = None,
@@ -60,12 +60,16 @@ def linear_stream(
     """The paper's Section 6 stream (d = 10, K = 20, S = L = 1 there).
 
     θ* uniform on the sphere of radius ``S``; each round ``num_arms`` contexts i.i.d. uniform on the
-    sphere of radius ``L``; η_t from ``noise``. ``eps``: the moment order at which
+    sphere of radius ``L``; η_t from ``noise``, by default ``jb.noise.student_t(3.0)``: Student-t with 3
+    degrees of freedom, the paper's Section 6 noise at ε = 1 (finite variance, ν = √3 at ε = 1), which
+    the demo and the command line use too. ``eps``: the moment order at which
     ν_t = s_t·noise.moment_bound(eps) is revealed each round; None reveals no ν_t (then only algorithms
     with a constant ``nu`` can run on it).
     """
     dim = V.check_int("dim", dim)
     num_arms = V.check_int("num_arms", num_arms)
+    if noise is None:
+        noise = student_t(3.0)
     V.check_positive("S", S, required=True, why="the norm of θ*")
     V.check_positive("L", L, required=True, why="the norm of every context")
     V.check_instance("noise", noise, NoiseFamily, "a jb.noise family (e.g. jb.noise.student_t(3.0))")

@@ -9,9 +9,10 @@ and a round of an unrolled algorithm has hundreds of fusions; its classic emitte
 round 2–2.5× faster, to the same bits and the same speed (``benchmarks/compile_time.py``).
 
 The options are set per compiled program (``jax.jit(..., compiler_options=...)``), so a user's own
-programs are not touched, and each only on its own backend (the GPU's option on a GPU, the CPU's on a
-CPU). An option that the installed XLA refuses as unknown ("No such compile option", as jax 0.11.2 on
-an H100 answered the CPU's) is left out from then on, and the program compiles without it. Opt out with
+programs are not touched (:func:`compiler_options`, ``jb.compiler_options``, gives them to a user's own
+``jit``), and each only on its own backend (the GPU's option on a GPU, the CPU's on a CPU). An option
+that the installed XLA refuses as unknown ("No such compile option", as jax 0.11.2 on an H100 answered
+the CPU's) is left out from then on, and the program compiles without it. Opt out with
 ``JAXBANDIT_COMMAND_BUFFERS=0`` and ``JAXBANDIT_CPU_CLASSIC_EMITTERS=0``; a user's own flag for either in
 ``XLA_FLAGS`` wins over the library's.
 
@@ -74,7 +75,41 @@ def command_buffers_enabled() -> bool:
     return _enabled("xla_gpu_enable_command_buffer", LIBRARY_OPTIONS)
 
 
-def compiler_options(backend: str | None = None, beside: bool = False) -> dict:
+#: The backends :func:`compiler_options` answers for (JAX's platform names).
+BACKENDS = ("cpu", "gpu", "tpu")
+
+
+def compiler_options(backend: str | None = None) -> dict:
+    """The XLA compiler options the library compiles its own programs with on ``backend``, for a
+    ``jax.jit`` of your own: ``jax.jit(fn, compiler_options=jb.compiler_options())``, or
+    ``jax.jit(fn).lower(*args).compile(compiler_options=jb.compiler_options())``.
+
+    On a CPU they are ``{"xla_cpu_use_fusion_emitters": False}``: XLA's classic fusion emitters, which
+    compile a bandit algorithm's round (hundreds of small fusions, each its own LLVM module with the
+    default emitters) in about half the time, to the same bits and the same speed. On a GPU,
+    ``{"xla_gpu_enable_command_buffer": "FUSION,CUBLAS,CUSTOM_CALL,WHILE,CONDITIONAL"}``: the round's
+    kernels and loops recorded as CUDA graphs, which cuts launch latency. Pass them to a program that
+    runs the library's algorithms or environments (a ``lax.scan`` over rounds of your own); they change
+    no number it computes. Options apply only to the top-level ``jit``: XLA refuses them on a function
+    called inside another ``jit``.
+
+    Args:
+      backend: ``"cpu"``, ``"gpu"`` or ``"tpu"`` (default: JAX's default backend, where a ``jax.jit``
+        without a device runs).
+
+    Returns:
+      A new dict of option name to value (empty on a TPU). An option is left out when opted out
+      (``JAXBANDIT_CPU_CLASSIC_EMITTERS=0``, ``JAXBANDIT_COMMAND_BUFFERS=0``), when ``XLA_FLAGS`` sets it
+      (your flag wins), or when the installed XLA refused it as unknown in an earlier compilation of the
+      library's. Read at every call. An XLA that does not know an option refuses the compilation with
+      a ``RuntimeError`` ("No such compile option"): compile without it, or set the opt-out variable.
+    """
+    if backend is not None and backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r} is invalid: it must be one of {', '.join(BACKENDS)} or None")
+    return library_options(backend)
+
+
+def library_options(backend: str | None = None, beside: bool = False) -> dict:
     """The options the library's next compilation on ``backend`` (default: JAX's default backend) uses:
     each of that backend's that is not opted out and that XLA has not refused (read at every call);
     ``beside``: of a program compiled beside the tracing of another (``BESIDE_OPTIONS`` too)."""
@@ -142,7 +177,7 @@ class LibraryFunction:
         )
 
     def _chosen(self) -> tuple[jax.stages.Wrapped, tuple]:
-        options = tuple(sorted(compiler_options(beside=self.beside).items()))
+        options = tuple(sorted(library_options(beside=self.beside).items()))
         return (self._tuned(options) if options else self.plain), options
 
     def __call__(self, *args):

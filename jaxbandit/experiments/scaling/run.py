@@ -9,6 +9,7 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,16 +140,16 @@ def random_play_regret(dims, *, samples: int = 200_000, seed: int = 0) -> dict:
 
 def run(
     quick: bool = False,
-    out="out/scaling",
+    out: str | os.PathLike = "out/scaling",
     *,
-    algorithms=None,
+    algorithms: Sequence[str] | None = None,
     seeds: int | None = None,
-    horizons=None,
-    eps=None,
-    budgets=None,
-    dims=None,
+    horizons: Sequence[int] | None = None,
+    eps: Sequence[float] | None = None,
+    budgets: Sequence[float] | None = None,
+    dims: Sequence[int] | None = None,
     linear_cost_max_horizon: int | None = None,
-    tuned_file=None,
+    tuned_file: str | os.PathLike | None = None,
     workers: int | None = None,
     resamples: int = F.DEFAULT_RESAMPLES,
     progress: bool = True,
@@ -166,13 +167,18 @@ def run(
       out: the output directory.
       algorithms: registered names (default: every algorithm in ``jb.registry``).
       seeds: reported seeds 0..n−1, n ≥ 2 (default: the plan's).
-      horizons, eps, budgets, dims, linear_cost_max_horizon: replace the plan's grids (see
-        :class:`Plan`; None keeps the plan's). ``budgets`` must hold 0.
+      horizons: the horizons T of part (a) (see :class:`Plan`; None keeps the plan's, as for the next
+        four).
+      eps: the moment orders ε of part (a).
+      budgets: the corruption budgets C of part (b); they must hold 0.
+      dims: the dimensions d of part (c).
+      linear_cost_max_horizon: the largest T at which the algorithms of registry cost "O(t)" run.
       tuned_file: Figure 1's tuned-constants JSON (default: the packaged one).
       workers: sweeps compiled and run concurrently (default :func:`default_workers`): threads on a
         GPU, processes on a CPU backend; 1 runs them one after another in this process.
       resamples: bootstrap resamples per confidence interval.
-      progress: a progress bar over the sweeps; verbose: print the summary.
+      progress: a progress bar over the sweeps.
+      verbose: print the summary.
       command: the command line recorded in the JSON.
     """
     quick = check_flag("quick", quick)
