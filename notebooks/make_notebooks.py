@@ -278,20 +278,22 @@ print(f"T = {HORIZON}, reported seeds 0..{SEEDS - 1}, baselines: {BASELINES}, re
     md(r"""
 ## The tuned constants and where they come from
 
-`python -m jaxbandit tune-figure1 --out FILE` (or `figure1.tune(..., out=FILE)`) grid-searches each method's free constants
-with `jb.tune` on the tuning seeds, averaging the final regret over C ∈ {0, 100}, separately for each
-noise setting, and writes the choice with its grid, seeds, horizon, date and package versions. Tuning
-GAdaOFUL at T = 5000 takes a while on a CPU, so this notebook reads the committed file; the commented
-line re-tunes (into a file of your choice).
+`python -m jaxbandit tune-figure1 --out FILE` (or `figure1.tune(..., out=FILE)`) searches each method's free
+constants by the benchmark's tuning protocol on the tuning seeds — the radius as a multiple of its theory
+value over the same grid for every method, then its second constant, edges extended — averaging the
+final regret over C ∈ {0, 100}, separately for each noise setting, and writes the choice with every
+setting evaluated, the seeds, horizon, date and package versions. Tuning GAdaOFUL at T = 5000 takes a
+while on a CPU, so this notebook reads the committed file; the commented line re-tunes (into a file of
+your choice).
 """),
     code(r"""
 tuned = figure1.load_tuned()
 print(f"{tuned['_path']}\ncreated {tuned['created']} by: {tuned['command']}")
 for method, entry in tuned["methods"].items():
-    print(f"{entry['label']}: T = {entry['horizon']}, seeds {entry['seeds'][0]}..{entry['seeds'][-1]}, "
-          f"grid {entry['grid']}")
+    print(f"{entry['label']}: T = {entry['horizon']}, seeds {entry['seeds'][0]}..{entry['seeds'][-1]}")
     for noise, choice in entry["noise"].items():
-        print(f"    {noise:10} {choice['best']}   mean final regret {choice['mean_final_regret']:.1f}")
+        print(f"    {noise:10} {choice['best']}   mean final regret {choice['mean_final_regret']:.1f}"
+              f"   ({choice['budget']} settings)")
 # figure1.tune(HORIZON, 10, out=OUT / "my_tuned.json")   # re-tune; then run(..., tuned_file=OUT / "my_tuned.json")"""),
     md(r"""
 ## Run the figure

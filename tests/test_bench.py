@@ -115,7 +115,7 @@ def test_no_two_attacks_of_the_benchmark_corrupt_alike():
 # --- settings and bad input -------------------------------------------------------------------------
 
 
-def test_every_algorithm_searches_the_same_radius_grid_within_a_budget_of_1_5x():
+def test_every_algorithm_searches_the_same_radius_grid_and_one_second_constant_on_the_same_budget():
     for coarse, radius in ((False, protocol.RADIUS_GRID), (True, protocol.RADIUS_GRID[::2])):
         budgets = {}
         for name in jb.registry.names():
@@ -126,7 +126,8 @@ def test_every_algorithm_searches_the_same_radius_grid_within_a_budget_of_1_5x()
             searched = {a.name for a in axes[1:]} | set(protocol.fixed(name))
             assert searched == set(tuple(spec.grid)[1:]), name  # every other free constant
             budgets[name] = protocol.base_budget(name, coarse)
-        assert max(budgets.values()) <= 1.5 * min(budgets.values()), budgets
+            assert len(axes) == 2, name  # the radius and one second constant (α, τ₀ or λ)
+        assert len(set(budgets.values())) == 1, budgets
     np.testing.assert_allclose(np.log10(protocol.RADIUS_GRID), np.arange(-8.0, 0.5, 0.5))
 
 
@@ -149,7 +150,7 @@ def _quadratic(optimum: dict, flat_below: float | None = None):
 
 
 def test_the_search_extends_an_edge_until_the_optimum_is_inside():
-    axes = protocol.axes("oful")
+    axes = protocol.axes("oful")[:1]  # the radius axis alone
     evaluate, calls = _quadratic({protocol.RADIUS: 10**-10.5})
     found = protocol.search(axes, evaluate)
     assert found.best == {protocol.RADIUS: pytest.approx(10**-10.5)} and found.edges == {}
@@ -162,7 +163,7 @@ def test_the_search_extends_an_edge_until_the_optimum_is_inside():
 
 def test_the_search_reports_an_edge_it_cannot_pass():
     evaluate, _ = _quadratic({protocol.RADIUS: 1e-20})
-    found = protocol.search(protocol.axes("oful"), evaluate)
+    found = protocol.search(protocol.axes("oful")[:1], evaluate)
     assert found.best[protocol.RADIUS] == pytest.approx(protocol.RADIUS_LIMITS[0])
     assert found.edges == {protocol.RADIUS: "low"}
 
@@ -171,7 +172,7 @@ def test_a_plateau_is_won_by_the_value_nearest_the_theory_radius():
     """Below 1e-5 every radius gives the same regret (no arm changes): the search keeps 1e-5, the one
     nearest the theory value 1, and extends nothing."""
     evaluate, calls = _quadratic({protocol.RADIUS: 1e-12}, flat_below=1e-5)
-    found = protocol.search(protocol.axes("oful"), evaluate)
+    found = protocol.search(protocol.axes("oful")[:1], evaluate)
     assert found.best[protocol.RADIUS] == pytest.approx(1e-5) and len(calls) == 1
 
 
@@ -268,30 +269,37 @@ def _scenario_env(noise, attack):
 SEPARATELY_CHECKED = ("oful",)
 
 
+def _radius_rows(out, method: str) -> list[dict]:
+    """The settings the radius search of ``method`` evaluated (its λ held at the start, 1)."""
+    rows = SweepResult.load(out / "parts" / f"{method}.npz").meta["search"]["rows"]
+    return [r for r in rows if r["axis"] == protocol.RADIUS]
+
+
 def _tried(out, method: str) -> tuple[float, ...]:
     """The radius scales the search of ``method`` evaluated, and the theory value 1."""
-    rows = SweepResult.load(out / "parts" / f"{method}.npz").meta["search"]["rows"]
-    return tuple(sorted({r[protocol.RADIUS] for r in rows} | {1.0}))
+    return tuple(sorted({r[protocol.RADIUS] for r in _radius_rows(out, method)} | {1.0}))
 
 
 @functools.cache
-def _separate_runs(method: str, noise_index: int, attack_index: int, radius_scales: tuple) -> np.ndarray:
-    """Final regret of ``method`` (one free constant, theory value 1: a beta_scale) in one scenario of
-    TINY at each radius scale, on the reported and the tuning seeds, run by jb.simulate (not jb.sweep):
-    `[values, seeds]`, float64 sums of the per-round regret (seeds: reported, then tuning)."""
+def _separate_runs(
+    method: str, noise_index: int, attack_index: int, radius_scales: tuple, lam: float = 1.0
+) -> np.ndarray:
+    """Final regret of ``method`` (a beta_scale and a ridge λ, theory values 1) in one scenario of TINY
+    at each radius scale and λ = ``lam``, on the reported and the tuning seeds, run by jb.simulate (not
+    jb.sweep): `[values, seeds]`, float64 sums of the per-round regret (seeds: reported, then tuning)."""
     settings = bench.make_settings(**TINY)
     scen = bench.scenarios(settings)
     noise, attack = scen.noises[noise_index], scen.attacks[attack_index]
     spec = jb.registry.algorithm(method)
-    (name,) = spec.grid
+    name, ridge = spec.grid
     problem = jb.registry.Problem(settings.horizon, 10, eps=noise.eps, nu=noise.nu, corruption=attack.C)
-    assert spec.theory(problem) == {name: 1.0}
+    assert spec.theory(problem) == {name: 1.0, ridge: 1.0}
     env = _scenario_env(noise, attack)
     seeds = np.array(settings.seeds + settings.tune_seeds)
 
     def regret(v, seed):
         key = jax.random.fold_in(jax.random.key(0), seed)
-        return jb.simulate(spec.build(problem, {name: v}), env, key, settings.horizon).regret
+        return jb.simulate(spec.build(problem, {name: v, ridge: lam}), env, key, settings.horizon).regret
 
     run = jax.jit(jax.vmap(jax.vmap(regret, (None, 0)), (0, None)))
     per_round = run(jnp.asarray(radius_scales, float_dtype()), jnp.asarray(seeds))
@@ -303,7 +311,8 @@ def test_every_setting_the_search_tried_is_the_mean_of_separate_runs_and_the_bes
     scen = bench.scenarios(settings)
     info = json.loads((out / "bench.json").read_text())
     for method in SEPARATELY_CHECKED:
-        rows = SweepResult.load(out / "parts" / f"{method}.npz").meta["search"]["rows"]
+        rows = _radius_rows(out, method)
+        assert all(r["lam"] == 1.0 for r in rows)  # the radius is searched at λ's start
         tried = np.array([r[protocol.RADIUS] for r in rows])
         # the coarse grid, and below or above it only whole extensions of one decade each
         assert set(np.round(np.log10(protocol.RADIUS_GRID[::2]), 6)) <= set(np.round(np.log10(tried), 6))
@@ -337,10 +346,13 @@ def test_report_rows_are_the_runs_with_theory_and_tuned_constants(tiny):
     for method in SEPARATELY_CHECKED:
         a = settings.algorithms.index(method)
         values = np.asarray(_tried(out, method))
-        at = [int(np.flatnonzero(values == v)[0]) for v in (1.0, info["tuned"][method][protocol.RADIUS])]
+        tuned = info["tuned"][method]
+        at = int(np.flatnonzero(values == tuned[protocol.RADIUS])[0])
         for n in range(len(scen.noises)):
             for k in range(len(scen.attacks)):
-                want = _separate_runs(method, n, k, tuple(values))[at, : len(settings.seeds)]
+                theory = _separate_runs(method, n, k, tuple(values))[values == 1.0, : len(settings.seeds)]
+                best = _separate_runs(method, n, k, tuple(values), tuned["lam"])[at, : len(settings.seeds)]
+                want = np.concatenate([theory, best[None]])
                 np.testing.assert_allclose(result.cumulative_regret[a, :, n, k, :, -1], want, rtol=1e-4)
 
 

@@ -154,20 +154,60 @@ def test_a_curve_is_the_plain_simulation_of_that_setting(made):
 
 
 def test_the_committed_tuned_file_records_its_provenance():
+    """Every registered algorithm is tuned by the benchmark's protocol with the same radius grid and one
+    second constant, so the budgets differ only by edge extensions; each choice is the least mean of the
+    settings the search evaluated, and its radius is the chosen multiple of the theory value."""
     data = figure1.load_tuned()
     assert set(data["methods"]) == set(jb.registry.names())  # figure1 --baselines --constants tuned
     for method in jb.registry.names():
         entry = data["methods"][method]
         assert min(entry["seeds"]) >= 1000  # disjoint from reported seeds 0..n-1
-        assert set(entry["grid"]) == set(entry["noise"]["student_t"]["best"])
+        axes = [a["name"] for a in entry["protocol"]["axes"]]
+        assert axes[0] == "radius_scale" and len(axes) == 2, (method, axes)  # every method: two axes
+        assert entry["protocol"]["axes"][0]["values"] == [10.0 ** (k / 2) for k in range(-16, 1)]
+        names = tuple(jb.registry.algorithm(method).grid)
         for noise in ("student_t", "pareto"):
-            best = entry["noise"][noise]["best"]
-            for name, value in best.items():
-                assert value in entry["grid"][name]  # chosen from its grid
-            rows = entry["noise"][noise]["table"]
-            assert min(r["mean"] for r in rows) == entry["noise"][noise]["mean_final_regret"]
+            e = entry["noise"][noise]
+            rows = e["rows"]
+            assert e["budget"] == len(rows) >= 17 + 5 - 1
+            best = min(rows, key=lambda r: r["mean"])
+            assert e["mean_final_regret"] == best["mean"]
+            assert all(e["chosen"][a] == best[a] for a in axes)
+            assert math.isclose(e["best"][names[0]], e["chosen"]["radius_scale"] * e["theory_radius"])
+            assert set(e["best"]) == set(names)
     for key in ("created", "command", "versions", "device"):
         assert data[key]
+
+
+def test_tune_chooses_the_least_regret_of_an_independent_sweep(tmp_path):
+    """``tune`` at a tiny size against a direct ``jb.sweep`` of every setting its search evaluated (the
+    radius as a multiple of OFUL's theory β-scale 1, λ as given), the final regret averaged over C and
+    seeds in NumPy: the means agree and the choice is their least."""
+    kw = dict(horizon=30, seeds=[1000, 1001])
+    grids = {"oful": {"radius_scale": [1e-3, 1e-1, 1.0], "lam": [0.3, 1.0, 3.0]}}
+    data = figure1.tune(
+        **kw, out=tmp_path / "t.json", methods_to_tune=["oful"], grids=grids, progress=False, verbose=False
+    )
+    entry = data["methods"]["oful"]["noise"]["pareto"]
+    rows = entry["rows"]
+    finals = []
+    for r in rows:
+        res = jb.sweep(
+            jb.oful(30, 10, beta_scale=r["radius_scale"], lam=r["lam"]),
+            figure1.environment,
+            {"noise": [1.0], "C": [0.0, 100.0]},
+            seeds=kw["seeds"],
+            horizon=30,
+            progress=False,
+        )
+        finals.append(np.asarray(res.final_regret, np.float64).mean())
+    np.testing.assert_allclose([r["mean"] for r in rows], finals, rtol=1e-4)
+    assert entry["mean_final_regret"] == rows[int(np.argmin(finals))]["mean"]
+    assert entry["best"] == {"beta_scale": entry["chosen"]["radius_scale"], "lam": entry["chosen"]["lam"]}
+    with pytest.raises(ValueError, match=r"grids\['oful'\]"):
+        figure1.tune(
+            **kw, out=tmp_path / "u.json", methods_to_tune=["oful"], grids={"oful": {"beta": [1, 2]}}
+        )
 
 
 @pytest.mark.parametrize(

@@ -135,9 +135,11 @@ registry.register(
         name="crt",
         label="CRT",
         factory=crt,
-        build=lambda p, h: crt(p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, beta_scale=h["beta_scale"]),
-        theory=lambda p: {"beta_scale": 1.0},
-        grid={"beta_scale": registry.BETA_SCALES},
+        build=lambda p, h: crt(
+            p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, lam=h["lam"], beta_scale=h["beta_scale"]
+        ),
+        theory=lambda p: {"beta_scale": 1.0, "lam": 1.0},
+        grid={"beta_scale": registry.BETA_SCALES, "lam": registry.RIDGE_FACTORS},
         cost="O(1)",
         knowledge=("eps", "nu", "S"),
         source="Medina & Yang 2016 (ICML), as in Xue et al. 2020's public code",

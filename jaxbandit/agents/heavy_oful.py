@@ -269,10 +269,13 @@ registry.register(
         label="Heavy-OFUL",
         factory=heavy_oful,
         build=lambda p, h: heavy_oful(
-            p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, L=p.L, beta_scale=h["beta_scale"]
+            p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, L=p.L, lam=h["lam"], beta_scale=h["beta_scale"]
         ),
-        theory=lambda p: {"beta_scale": 1.0},
-        grid={"beta_scale": (3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2)},
+        theory=lambda p: {"beta_scale": 1.0, "lam": p.dim / p.S**2},
+        grid={
+            "beta_scale": (3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2),
+            "lam": tuple(10.0 * f for f in registry.RIDGE_FACTORS),
+        },
         cost="O(t)",
         knowledge=("eps", "nu", "S", "L"),
         source="Huang, Zhong, Wang & Yang 2023, Algorithm 1",

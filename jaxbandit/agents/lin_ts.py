@@ -158,12 +158,13 @@ def lin_ts(
 
 
 def _theory(p: registry.Problem) -> dict:
-    """The paper's v with ε = 1/ln T, δ = 1/T and R = 1."""
+    """The paper's v with ε = 1/ln T, δ = 1/T and R = 1, and its λ = 1 (B = I_d)."""
     with jax.ensure_compile_time_eval():
         return {
             "v": lin_ts_scale(
                 p.dim, R=1.0, epsilon=_default_epsilon(p.horizon), delta=1.0 / as_float(p.horizon)
-            )
+            ),
+            "lam": 1.0,
         }
 
 
@@ -172,9 +173,9 @@ registry.register(
         name="lin_ts",
         label="LinTS",
         factory=lin_ts,
-        build=lambda p, h: lin_ts(p.horizon, p.dim, v=h["v"]),
+        build=lambda p, h: lin_ts(p.horizon, p.dim, v=h["v"], lam=h["lam"]),
         theory=_theory,
-        grid={"v": (1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0)},
+        grid={"v": (1e-3, 3e-3, 0.01, 0.03, 0.1, 0.3, 1.0), "lam": registry.RIDGE_FACTORS},
         cost="O(1)",
         knowledge=(),
         source="Agrawal & Goyal 2013, Algorithm 1",

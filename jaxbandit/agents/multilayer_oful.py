@@ -178,9 +178,14 @@ registry.register(
         name="multilayer_oful",
         label="Multi-layer OFUL",
         factory=multilayer_oful,
-        build=lambda p, h: multilayer_oful(p.horizon, p.dim, S=p.S, L=p.L, beta_scale=h["beta_scale"]),
-        theory=lambda p: {"beta_scale": 1.0},
-        grid={"beta_scale": (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.5, 1.0)},
+        build=lambda p, h: multilayer_oful(
+            p.horizon, p.dim, S=p.S, L=p.L, lam=h["lam"], beta_scale=h["beta_scale"]
+        ),
+        theory=lambda p: {"beta_scale": 1.0, "lam": 1.0},
+        grid={
+            "beta_scale": (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.5, 1.0),
+            "lam": registry.RIDGE_FACTORS,
+        },
         cost="O(1)",
         knowledge=("S", "L"),
         source="Lykouris et al. 2018's layers, as M_OFUL in He et al. 2022's public code",

@@ -152,9 +152,11 @@ registry.register(
         name="tofu",
         label="TOFU",
         factory=tofu,
-        build=lambda p, h: tofu(p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, beta_scale=h["beta_scale"]),
-        theory=lambda p: {"beta_scale": 1.0},
-        grid={"beta_scale": registry.BETA_SCALES},
+        build=lambda p, h: tofu(
+            p.horizon, p.dim, eps=p.eps, nu=p.nu, S=p.S, lam=h["lam"], beta_scale=h["beta_scale"]
+        ),
+        theory=lambda p: {"beta_scale": 1.0, "lam": 1.0},
+        grid={"beta_scale": registry.BETA_SCALES, "lam": registry.RIDGE_FACTORS},
         cost="O(t)",
         knowledge=("eps", "nu", "S"),
         source="Shao et al. 2018 (NeurIPS), as in Xue et al. 2020's public code",

@@ -101,6 +101,15 @@ def fixed(method: str) -> dict[str, float]:
     return {n: float(v[0]) for n, v in tuple(spec.grid.items())[1:] if len(v) == 1}
 
 
+def flatness(mean: Sequence[float], stderr: Sequence[float]) -> dict:
+    """How flat a curve of settings is: ``within`` of its ``values`` have a mean no more than their own
+    standard error above the best one's; ``flat`` when that is more than half of them, for then the
+    tuning seeds do not resolve the choice."""
+    m, s = np.asarray(mean, float), np.asarray(stderr, float)
+    within = int(np.sum(m - np.nanmin(m) <= s))
+    return dict(values=len(m), within=within, flat=bool(within > len(m) / 2))
+
+
 def batch_width(coarse: bool = False) -> int:
     """Settings per tuning sweep: a third of the radius grid, so that every batch of a search (grid,
     secondary grid, extension; padded to this width) is one compiled program."""

@@ -709,9 +709,7 @@ def radius_curves(out, info: dict) -> dict[str, dict]:
                 rows.append((setting[protocol.RADIUS], mean, stderr))
         if not rows:
             continue
-        best = min(m for _, m, _ in rows)
-        within = sum(m - best <= s for _, m, s in rows)
-        curves[name] = dict(values=len(rows), within=int(within), flat=within > len(rows) / 2)
+        curves[name] = protocol.flatness([m for _, m, _ in rows], [s for _, _, s in rows])
     return curves
 
 

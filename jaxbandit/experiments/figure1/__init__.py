@@ -59,7 +59,7 @@ from .settings import (
     noise_settings,
     selected_noise,
 )
-from .tuning import DEFAULT_TUNED, TUNED_FORMAT, load_tuned, tune, tuned_values
+from .tuning import DEFAULT_TUNED, TUNED_FORMAT, load_tuned, tune, tuned_values, tuning_table
 
 __all__ = [
     "CONSTANTS",
@@ -90,4 +90,5 @@ __all__ = [
     "tune",
     "tune_factory",
     "tuned_values",
+    "tuning_table",
 ]

@@ -71,11 +71,16 @@ def figure_factory(method: str, horizon: int, tuned: tuple | None):
 
 @functools.cache
 def tune_factory(method: str, horizon: int):
-    """The factory :func:`jaxbandit.experiments.figure1.tune` sweeps: the free constants are grid axes."""
+    """The factory :func:`jaxbandit.experiments.figure1.tune` sweeps, as the benchmark's protocol names
+    the free constants: the radius constant (the first) as ``p["radius_scale"]`` × its theory value, every
+    other one as ``p[name]``; all are grid axes."""
     s = spec(method)
+    names = constant_names(method)
 
     def make(p):
-        return s.build(problem(horizon, p), {n: p[n] for n in constant_names(method)})
+        prob = problem(horizon, p)
+        radius = p["radius_scale"] * s.theory(prob)[names[0]]
+        return s.build(prob, {names[0]: radius, **{n: p[n] for n in names[1:]}})
 
     make.__qualname__ = f"figure1.tune.{method}"
     return make

@@ -154,7 +154,7 @@ def run(
             "command": tuned_data.get("command"),
             "versions": tuned_data.get("versions"),
             "methods": {
-                m: {k: tuned_data["methods"][m].get(k) for k in ("horizon", "seeds", "grid", "over")}
+                m: {k: tuned_data["methods"][m].get(k) for k in ("horizon", "seeds", "protocol", "over")}
                 for m in selected
             },
         },

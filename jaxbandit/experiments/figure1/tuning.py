@@ -1,10 +1,13 @@
 """Figure 1's tuned constants: tuning them on seeds the figure never reports, and the file that holds them.
 
-:func:`tune` (``python -m jaxbandit tune-figure1 --out FILE``) runs :func:`jaxbandit.tune` per method and
-noise setting — the grid point with the smallest mean final regret over the tuning seeds, averaged over
-C ∈ {0, 100} — and writes the choice with its grid, seeds, horizon, date and package versions to a file
-the user names. :func:`load_tuned` reads and checks such a file; the one shipped in
-``jaxbandit/experiments/data/figure1_tuned.json`` is what ``figure1 --constants tuned`` reads by default.
+:func:`tune` (``python -m jaxbandit tune-figure1 --out FILE``) searches each method's free constants per
+noise setting by the benchmark's tuning protocol (:mod:`jaxbandit.experiments.bench.protocol`: the radius
+as a multiple of its theory value over the same grid for every method, then the method's second constant,
+edges extended, every method about the same budget), the objective being the final regret averaged over
+C ∈ {0, 100} per tuning seed. It writes the choice with every setting evaluated, the seeds, horizon,
+date and package versions to a file the user names. :func:`load_tuned` reads and checks such a file; the
+one shipped in ``jaxbandit/experiments/data/figure1_tuned.json`` is what ``figure1 --constants tuned``
+reads by default.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ import json
 import os
 import sys
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,8 @@ import jaxbandit as jb
 
 from ...core.validation import check_flag, check_int
 from ...persist.atomic import atomic_write_json
+from ...report.analysis import mean_and_stderr
+from ..bench import protocol
 from ..common import device_info, jsonable, now, seed_list, versions
 from .methods import (
     MAIN_METHODS,
@@ -32,6 +36,7 @@ from .methods import (
     baseline_methods,
     check_methods,
     constant_names,
+    problem,
     spec,
     tune_factory,
 )
@@ -118,14 +123,16 @@ def tune(
     out: str | os.PathLike,
     methods_to_tune: Sequence[str] = MAIN_METHODS,
     grids: Mapping[str, Mapping] | None = None,
+    coarse: bool = False,
     progress: bool = True,
     verbose: bool = True,
     command: str | None = None,
 ) -> dict:
-    """Tune each method's free constants by :func:`jaxbandit.tune` — grid search for the smallest mean
-    final regret on ``seeds`` (disjoint from the reported seeds 0..n−1), averaged over C ∈ {0, 100} —
-    separately for each noise setting, and write them with their provenance to ``out`` (required; an
-    existing file there keeps its other methods' entries).
+    """Search each method's free constants by the benchmark's tuning protocol
+    (:func:`jaxbandit.experiments.bench.protocol.search`) for the smallest mean final regret on ``seeds``
+    (disjoint from the reported seeds 0..n−1), averaged over C ∈ {0, 100}, separately for each noise
+    setting, and write the choice with every setting evaluated to ``out`` (required; an existing file
+    there keeps its other methods' entries).
 
     Args:
       horizon: T of the tuning runs (tune at the reported horizon).
@@ -133,7 +140,10 @@ def tune(
         so that reports on seeds 0..n−1 never reuse them).
       out: the JSON file to write (e.g. ``out/figure1_tuned.json``).
       methods_to_tune: registered algorithm names (default: the paper's two methods).
-      grids: ``{method: {constant: values}}`` replacing that method's registry grid.
+      grids: ``{method: {axis: values}}`` replacing the values the protocol first tries on an axis of that
+        method (``"radius_scale"``, a multiple of the theory radius, or a constant's name); edges are
+        still extended.
+      coarse: the protocol's coarse grids (radius scale in decades, every other secondary value).
     Returns the file's content.
     """
     horizon = check_int("horizon", horizon, MIN_HORIZON)
@@ -144,13 +154,19 @@ def tune(
     selected = check_methods(methods_to_tune)
     progress = check_flag("progress", progress)
     verbose = check_flag("verbose", verbose)
+    coarse = check_flag("coarse", coarse)
     grids = dict(grids or {})
     for m, g in grids.items():
-        if m not in selected or not isinstance(g, Mapping) or sorted(g) != sorted(constant_names(m)):
-            names = constant_names(m) if m in all_methods() else "its constants"
+        names = [a.name for a in protocol.axes(m, coarse)] if m in all_methods() else "its axes"
+        if (
+            m not in selected
+            or not isinstance(g, Mapping)
+            or not set(g) <= set(names)
+            or not all(_ascending_positive(v) for v in g.values())
+        ):
             raise ValueError(
-                f"grids[{m!r}]={g!r} is invalid: give a list of values for each of {names}, "
-                f"for a method in methods_to_tune={selected}"
+                f"grids[{m!r}]={g!r} is invalid: give at least two distinct positive values for some of "
+                f"{names}, for a method in methods_to_tune={selected}"
             )
     if out is None or (Path(out).exists() and Path(out).is_dir()):
         raise ValueError(f"out={out!r} is invalid: name the JSON file to write the tuned constants to")
@@ -166,29 +182,97 @@ def tune(
         device=device_info(),
         command=command,
         what=(
-            "per method and noise setting, the grid point with the smallest mean final cumulative "
-            "regret over the tuning seeds, averaged over C in {0, 100} (jaxbandit.tune, "
-            "over=('noise', 'C')); the figure reports seeds 0..n-1"
+            "per method and noise setting, the setting the benchmark's tuning protocol chose (radius scale "
+            "x theory over the common grid, then the second constant; edges extended) for the smallest "
+            "mean final cumulative regret over the tuning seeds, averaged over C in {0, 100}; the figure "
+            "reports seeds 0..n-1"
         ),
     )
     for m in selected:
-        grid = {k: [float(x) for x in v] for k, v in (grids.get(m) or spec(m).grid).items()}
-        data["methods"][m] = _tune_method(m, grid, horizon, seed_ids, command, progress, verbose)
+        axes_ = tuple(
+            a._replace(values=tuple(sorted(float(v) for v in grids[m][a.name])))
+            if a.name in grids.get(m, {})
+            else a
+            for a in protocol.axes(m, coarse)
+        )
+        data["methods"][m] = _tune_method(m, axes_, horizon, seed_ids, command, progress, verbose)
         atomic_write_json(path, jsonable(data))  # after each method: a long tuning keeps its work
     if verbose:
         print(f"wrote {path}")
     return data
 
 
+def _ascending_positive(values) -> bool:
+    try:
+        v = [float(x) for x in values]
+    except (TypeError, ValueError):
+        return False
+    return len(set(v)) >= 2 and all(x > 0 and np.isfinite(x) for x in v)
+
+
+class _Objective:
+    """The protocol's ``evaluate`` for one method and noise setting: one sweep of the settings asked
+    for (every other axis at its ``fixed`` value) × C ∈ {0, 100} × the tuning seeds; per setting the
+    final regret averaged over C per seed, mean ± s.e. over the seeds."""
+
+    def __init__(self, method: str, noise: int, horizon: int, seeds: list, progress: bool):
+        self.method, self.noise, self.horizon, self.seeds, self.progress = (
+            method,
+            noise,
+            horizon,
+            seeds,
+            progress,
+        )
+
+    def __call__(self, axis: str, values, fixed) -> tuple[np.ndarray, np.ndarray]:
+        grid: dict[str, list[float]] = {}
+        for name in (protocol.RADIUS, *constant_names(self.method)[1:]):
+            grid[name] = [float(v) for v in values] if name == axis else [float(fixed[name])]
+        grid.update(noise=[float(self.noise)], C=list(C_VALUES))
+        res = jb.sweep(
+            tune_factory(self.method, self.horizon),
+            environment,
+            grid,
+            horizon=self.horizon,
+            seeds=self.seeds,
+            record=[self.horizon],
+            progress=self.progress,
+        )
+        final = np.asarray(res.final_regret, np.float64).reshape(len(values), len(C_VALUES), len(self.seeds))
+        return mean_and_stderr(final.mean(axis=1), axis=-1)
+
+
+def _theory_radius(method: str, noise: int, horizon: int) -> float:
+    """The theory value of ``method``'s radius constant at noise setting ``noise``, the same at every C of
+    the figure (``ValueError`` otherwise: one tuned value per noise setting could not stand for it)."""
+    name = constant_names(method)[0]
+    values = {
+        float(spec(method).theory(problem(horizon, {"noise": float(noise), "C": c}))[name]) for c in C_VALUES
+    }
+    if len(values) != 1:
+        raise ValueError(
+            f"method={method!r} is invalid for tune-figure1: the theory value of its radius constant "
+            f"{name!r} differs across C in {C_VALUES} ({sorted(values)}), so one tuned value per noise "
+            "setting cannot scale it"
+        )
+    return values.pop()
+
+
 def _tune_method(
-    m: str, grid: dict, horizon: int, seed_ids: list, command: str, progress: bool, verbose: bool
+    m: str, axes_: tuple, horizon: int, seed_ids: list, command: str, progress: bool, verbose: bool
 ) -> dict:
-    """One method's entry of the tuned file: its best constants per noise setting, with the tables."""
+    """One method's entry of the tuned file: its best constants per noise setting, with the search."""
+    held = protocol.fixed(m)
+    names = constant_names(m)
     entry: dict[str, Any] = {
         "label": spec(m).label,
         "horizon": horizon,
         "seeds": seed_ids,
-        "grid": grid,
+        "protocol": {
+            "axes": [a._asdict() for a in axes_],
+            "held": held,
+            "radius": f"{protocol.RADIUS} x the theory value of {names[0]}",
+        },
         "over": ["C"],
         "C": list(C_VALUES),
         "created": now(),
@@ -198,29 +282,48 @@ def _tune_method(
     }
     t0 = time.perf_counter()
     for ni, n in enumerate(NOISES):
-        full = {"noise": [float(ni)], "C": list(C_VALUES), **grid}
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            res = jb.tune(
-                tune_factory(m, horizon),
-                environment,
-                full,
-                horizon=horizon,
-                seeds=seed_ids,
-                over=("noise", "C"),
-                progress=progress,
-            )
-        table = res.table
-        best_row = next(r for r in table if all(r[a] == res.best[a] for a in res.axes))
+        theory = _theory_radius(m, ni, horizon)
+        found = protocol.search(axes_, _Objective(m, ni, horizon, seed_ids, progress), held)
+        chosen = {a.name: found.best[a.name] for a in axes_}
+        best_row = next(r for r in found.rows if all(r[k] == v for k, v in chosen.items()))
+        curve = [r for r in found.rows if r["axis"] == protocol.RADIUS]
         entry["noise"][n] = {
-            "best": {a: res.best[a] for a in constant_names(m)},
+            "best": {names[0]: found.best[protocol.RADIUS] * theory, **{k: found.best[k] for k in names[1:]}},
+            "chosen": chosen,
+            "theory_radius": theory,
             "mean_final_regret": best_row["mean"],
             "stderr_final_regret": best_row["stderr"],
-            "warnings": [str(w.message) for w in caught],
-            "table": table,
+            "budget": found.budget,
+            "edges": found.edges,
+            "radius_curve": protocol.flatness([r["mean"] for r in curve], [r["stderr"] for r in curve]),
+            "rows": found.rows,
         }
         if verbose:
-            print(f"{spec(m).label}, {n}: best {entry['noise'][n]['best']}")
-            print(res.format_table())
+            e = entry["noise"][n]
+            print(
+                f"{spec(m).label}, {n}: best {e['best']} ({found.budget} settings"
+                f"{', edge ' + str(found.edges) if found.edges else ''}), mean final regret "
+                f"{e['mean_final_regret']:.1f} ± {e['stderr_final_regret']:.1f}"
+            )
     entry["wall_seconds"] = time.perf_counter() - t0
     return entry
+
+
+def tuning_table(data: dict) -> str:
+    """A Markdown table of a tuned file (:func:`load_tuned`): per method and noise setting the constants
+    chosen, the settings the search evaluated, any edge it could not pass, and whether its radius curve
+    is flat (more than half of the radius values within their own standard error of the best)."""
+    lines = [
+        "| method | noise | chosen | settings | edges | radius curve |",
+        "|---|---|---|---|---|---|",
+    ]
+    for method, entry in data["methods"].items():
+        for noise in (n for n in NOISES if n in entry["noise"]):
+            e = entry["noise"][noise]
+            order = constant_names(method) if method in all_methods() else sorted(e["best"])
+            chosen = ", ".join(f"{k} = {e['best'][k]:.3g}" for k in order)
+            curve = e["radius_curve"]
+            flat = f"{'**flat**' if curve['flat'] else 'resolved'} ({curve['within']} of {curve['values']})"
+            edges = ", ".join(f"{k}: {v}" for k, v in e["edges"].items()) or "none"
+            lines.append(f"| {entry['label']} | {noise} | {chosen} | {e['budget']} | {edges} | {flat} |")
+    return "\n".join(lines) + "\n"
