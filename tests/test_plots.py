@@ -108,11 +108,13 @@ def with_constants_axis(res):
 
 def test_string_coordinates_label_panels_and_lines(tmp_path):
     res = with_constants_axis(synthetic())
-    fig = plots.plot_panels(res)  # panels by the first grid axis other than algorithm: constants
-    assert [ax.get_title() for ax in fig.axes] == ["constants=theory", "constants=tuned"]
-    tuned = fig.axes[1].get_lines()
-    assert tuned[1].get_label() == "A, C=0"
-    np.testing.assert_allclose(tuned[1].get_ydata(), 2.0 * SEED_FACTORS.mean() * np.sqrt(ROUNDS))
+    fig = plots.plot_panels(res)  # a panel per constants × C (a row per constants), a line per algorithm
+    titles = [f"constants={k}, C={c}" for k in ("theory", "tuned") for c in (100, 0, 10)]
+    assert [ax.get_title() for ax in fig.axes] == titles
+    tuned_c0 = fig.axes[4].get_lines()
+    assert [ln.get_label() for ln in tuned_c0] == ["A", "B"]
+    np.testing.assert_allclose(tuned_c0[0].get_ydata(), 2.0 * SEED_FACTORS.mean() * np.sqrt(ROUNDS))
+    assert fig.axes[4].get_subplotspec().rowspan.start == 1  # tuned: the second row
     ax = plots.plot_regret_curves(res.sel(C=0.0))
     labels = ["constants=theory, A", "constants=theory, B", "constants=tuned, A", "constants=tuned, B"]
     assert [ln.get_label() for ln in ax.get_lines()] == labels
@@ -138,7 +140,8 @@ def test_a_line_with_the_same_runs_as_an_earlier_one_is_dashed_and_says_so():
     legend = ax.get_legend()
     assert legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1  # outside the data, right
     fig = plots.plot_panels(twin)
-    assert all("dashed: the same runs" in a.get_title() for a in fig.axes)
+    assert all("dotted: the same runs" in a.get_title() for a in fig.axes)
+    assert [ln.get_linestyle() for ln in fig.axes[0].get_lines()] == ["-", "-", ":"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["A", "B", "A2"]
     with pytest.raises(ValueError, match="legend='inside' is invalid"):
         plots.plot_regret_curves(twin, legend="inside")
@@ -339,3 +342,90 @@ def test_the_demos_method_axis_is_bitwise_the_methods_run_as_separate_algorithms
         np.testing.assert_array_equal(
             res.cumulative_regret[row], separate.sel(algorithm=name).cumulative_regret
         )
+
+
+# ---- facets, selection, summaries -----------------------------------------------------------------
+
+
+def bench_like():
+    """A benchmark-shaped result: algorithm × constants × noise × attack, curves c·√t with c known."""
+    rounds = np.array([10, 100, 1000])
+    alg, const = np.array(["oful", "lin_ts"]), np.array(["theory", "tuned"])
+    noise = np.array(["gaussian(ε=1)", "pareto(ε=0.5)", "pareto(ε=1)"])
+    attack = np.array(["none"] + [f"{a} C={c}" for a in ("flip", "targeted") for c in (10, 30, 100, 300)])
+    scale = np.arange(2 * 2 * 3 * 9, dtype=float).reshape(2, 2, 3, 9) + 1.0
+    cum = scale[..., None, None] * SEED_FACTORS[:, None] * np.sqrt(rounds)
+    coords = {"algorithm": alg, "constants": const, "noise": noise, "attack": attack}
+    return jb.SweepResult(
+        ("algorithm", "constants", "noise", "attack", "seed", "round"),
+        {**coords, "seed": np.arange(3), "round": rounds},
+        {"cumulative_regret": cum},
+    )
+
+
+def test_a_benchmark_result_is_faceted_and_too_many_panels_name_a_selection(tmp_path, capsys):
+    res = bench_like()
+    # three axes besides the algorithm: the shortest (constants) becomes line styles
+    assert plots.facets(res) == (["algorithm", "constants"], ["noise", "attack"])
+    with pytest.raises(
+        ValueError, match=r"27 panels \(noise \(3\) × attack \(9\)\), more than max_panels=24"
+    ):
+        plots.plot_panels(res)
+    fig = plots.plot_panels(cli.select(res, ["attack=none"]))
+    assert [ax.get_title() for ax in fig.axes] == [
+        f"constants={k}, noise={n}" for k in ("theory", "tuned") for n in res.coords["noise"]
+    ]
+    assert "attack=none" in fig._suptitle.get_text()  # the selected value, one: in the title
+    lines = fig.axes[4].get_lines()  # tuned, pareto(ε=0.5): lines OFUL, LinTS
+    assert [ln.get_label() for ln in lines] == ["OFUL", "LinTS"]
+    np.testing.assert_allclose(lines[1].get_ydata(), res.cumulative_regret[1, 1, 1, 0].mean(axis=0))
+    # a family name selects all its values; eps for ε; algorithms by their label
+    part = cli.select(res, ["noise=pareto", "attack=flip C=30", "algorithm=LinTS"])
+    assert list(part.coords["noise"]) == ["pareto(ε=0.5)", "pareto(ε=1)"]
+    assert cli.select(res, ["noise=Pareto(eps=1)"]).coords["noise"].tolist() == ["pareto(ε=1)"]
+    np.testing.assert_array_equal(part.cumulative_regret[0, :, :, 0], res.cumulative_regret[1, :, 1:, 2])
+    for bad, said in (("noise=cauchy", "matches none of the values of noise"), ("shape=1", "AXIS=VALUE")):
+        with pytest.raises(ValueError, match=said):
+            cli.select(res, [bad])
+    path = tmp_path / "per_seed.npz"
+    bench_like().save(path)
+    assert cli.main(["plot", str(path), "--select", "constants=tuned", "--out", str(tmp_path)]) == 2
+    assert (
+        "3 noise × 9 attack panels, too many to read in one figure: draw some with --select, e.g. "
+        "--select attack='none'" in capsys.readouterr().err
+    )
+    assert cli.main(["plot", str(path), "--select", "attack=none", "--out", str(tmp_path)]) == 0
+
+
+def test_plot_of_a_summary_draws_the_result_written_with_it(tmp_path, capsys):
+    res = synthetic()
+    res.meta["created"] = "2026-12-05T08:41:41+00:00"
+    summary = {
+        "figure": "Figure 1",
+        "created": res.meta["created"],
+        "summary": [],
+        "files": {"npz": "/x/results.npz"},
+    }
+    (tmp_path / "figure1.json").write_text(__import__("json").dumps(summary))
+    assert cli.main(["plot", str(tmp_path / "figure1.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is Figure 1's summary (settings and final numbers, no curves), not a result" in err
+    assert "results.npz or figure1_results.npz or per_seed.npz" in err
+    other = synthetic()
+    other.meta["created"] = "another run"
+    other.save(tmp_path / "results.npz")  # not the run the summary describes: not drawn
+    assert cli.main(["plot", str(tmp_path / "figure1.json")]) == 2
+    res.save(tmp_path / "figure1_results.npz")
+    assert cli.main(["plot", str(tmp_path / "figure1.json")]) == 0
+    assert "drawing " + str(tmp_path / "figure1_results.npz") in capsys.readouterr().out
+    assert (tmp_path / "figure1_results.png").read_bytes()[:8] == PNG_MAGIC
+    assert not (tmp_path / "figure1.png").exists()  # the name of Figure 1's own drawing is left alone
+
+
+def test_a_lone_npz_of_an_earlier_version_names_its_sidecar(tmp_path, capsys):
+    import shutil
+
+    shutil.copy("docs/figure1_results.npz", tmp_path / "copied.npz")  # saved with a .json beside it
+    assert cli.main(["plot", str(tmp_path / "copied.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "copied.json beside it, and copied.json is missing: copy it" in err
