@@ -181,10 +181,24 @@ def test_the_demo_with_one_seed_prints_no_standard_error_and_says_why_theory_is_
     from jaxbandit.experiments import demo
 
     demo.run_demo(30, 1, tmp_path, progress=False)
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert err.startswith("compiling the demo's sweep (3 methods x 2 C x 1 seeds, one program)")
     assert "1 seed (no standard error)" in out and "±" not in out
     assert "CR-Hvt-UCB (beta_scale=0.0001)" in out  # the API's name for the radius multiplier
     assert "its theory radius is beta = " in out and "almost linearly" in out
+
+
+def test_the_demo_progress_bar_says_compiling_then_advances_by_chunk(tmp_path, capsys):
+    """The demo's sweep ran as one chunk: its bar sat silent at 0 % while compiling, then jumped to 100 %."""
+    from jaxbandit.experiments import demo
+
+    demo.run_demo(40, 1, tmp_path, progress=True)
+    states = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    compiling = [s for s in states if "compiling (the first chunk's rounds wait for it)" in s]
+    assert compiling and " 0/40 " in compiling[0]  # said before any round has run
+    done = sorted({int(m) for s in states for m in __import__("re").findall(r" (\d+)/40 ", s)})
+    assert done == list(range(0, 41, 4))  # 10 chunks of 4 rounds
+    assert "compiled and ran the first chunk in" in "".join(states)
 
 
 @pytest.mark.parametrize("command", ["demo", "bench", "figure1", "scaling"])
