@@ -78,16 +78,19 @@ def pyplot():
     return plt
 
 
-def readable_log_ticks(ax) -> None:
+def readable_log_ticks(ax, axes: str = "xy") -> None:
     """Label enough ticks on each log-scaled axis of ``ax`` to read values off it: matplotlib labels only
     powers of 10 by default, so a range within a decade (regret from 650 to 1800) shows one label or
     none. Over more than 3 decades the powers of 10 are kept; over 1 to 3, ticks at 1, 2 and 5 times
     them; within about a decade, at evenly spaced round values. Labels are plain numbers (``%g``), minor
-    ticks unlabelled. Call it once the data are drawn: it reads the axis limits."""
+    ticks unlabelled. ``axes``: which of them, ``"x"``, ``"y"`` or ``"xy"`` (an axis whose ticks were set
+    at the grid's own values is left out). Call it once the data are drawn: it reads the axis limits."""
     from matplotlib import ticker
 
+    if axes not in ("x", "y", "xy"):
+        raise ValueError(f"axes={axes!r} is invalid: it must be 'x', 'y' or 'xy'")
     for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
-        if scale != "log":
+        if scale != "log" or axis.axis_name not in axes:
             continue
         lo, hi = sorted(axis.get_view_interval())
         if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0 or hi <= lo:
