@@ -144,8 +144,8 @@ def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
         help="redraw a saved sweep result (.npz, .nc or .zarr) without re-running it",
         description="Redraw a saved SweepResult: mean ± s.e. cumulative regret against t, one line per "
         "algorithm and one panel per combination of the other grid axes (with more than two of them, "
-        "the shortest is drawn as line styles). Figure 1's summary (figure1.json) draws the results.npz "
-        "written beside it.",
+        "the shortest is drawn as line styles). Figure 1's summary (figure1.json) draws Figure 1 again "
+        "from the per-seed result written beside it.",
     )
     plot.add_argument(
         "file",
@@ -509,8 +509,9 @@ def run_plot(
     file: Path, out: Path | None = None, loglog: bool = False, selection: list[str] | tuple = ()
 ) -> Path:
     """Redraw a saved result (never re-runs anything), at the values ``selection`` names
-    (:func:`select`); returns the PNG written. FILE may be an experiment's summary ``.json``
-    (``figure1.json``): the per-seed result written with it is drawn (:func:`summarized_result`)."""
+    (:func:`select`); returns the PNG written. FILE may be an experiment's summary ``.json``: the
+    per-seed result written with it is drawn (:func:`summarized_result`), for ``figure1.json`` as Figure 1
+    itself (its three panels, runtimes included) unless ``selection`` or ``loglog`` asks for curves."""
     from jaxbandit.report.plots import facets, plot_panels, pyplot, save_figure
 
     file = Path(file)
@@ -529,6 +530,13 @@ def run_plot(
         raise ValueError(f"--out={str(out)!r} is invalid: it must end in .png or be a directory")
     horizon = result.meta.get("horizon", int(result.coords["round"][-1]))
     seeds = len(result.coords["seed"])
+    if beside is not None and not selection and not loglog:
+        from jaxbandit.experiments.figure1 import drawing
+
+        if drawing.is_figure1_result(result):  # Figure 1's summary: Figure 1 itself, with its runtimes
+            drawing.redraw(result, out)
+            print(f"wrote {out}")
+            return out
     title = f"{file.name}: T={horizon}, mean ± s.e. over {seeds} seed(s)"
     try:
         fig = plot_panels(result, loglog=loglog, title=title)

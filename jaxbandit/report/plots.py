@@ -102,7 +102,7 @@ def readable_log_ticks(ax, axes: str = "xy") -> None:
         if decades > 1:
             locator = ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0))
         else:
-            values = np.asarray(ticker.MaxNLocator(nbins=4, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi))
+            values = np.asarray(ticker.MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi))
             values = values[(values >= lo) & (values <= hi) & (values > 0)]
             if values.size < 2:
                 values = np.asarray(ticker.LogLocator(base=10, subs="all").tick_values(lo, hi))
