@@ -512,6 +512,8 @@ def run_plot(
     (:func:`select`); returns the PNG written. FILE may be an experiment's summary ``.json``: the
     per-seed result written with it is drawn (:func:`summarized_result`), for ``figure1.json`` as Figure 1
     itself (its three panels, runtimes included) unless ``selection`` or ``loglog`` asks for curves."""
+    import numpy as np
+
     from jaxbandit.report.plots import facets, plot_panels, pyplot, save_figure
 
     file = Path(file)
@@ -546,10 +548,11 @@ def run_plot(
         sizes = dict(zip(result.dims, result.cumulative_regret.shape))
         panels = facets(result)[1]
         longest = max(panels, key=lambda d: sizes[d])
-        example = str(result.coords[longest][0])
+        first = np.asarray(result.coords[longest])[0]
+        example = f"{float(first):g}" if first.dtype.kind in "iuf" else repr(str(first))
         raise ValueError(
             f"FILE={str(file)!r} has {' × '.join(f'{sizes[d]} {d}' for d in panels)} panels, too many to "
-            f"read in one figure: draw some with --select, e.g. --select {longest}={example!r}"
+            f"read in one figure: draw some with --select, e.g. --select {longest}={example}"
         ) from None
     save_figure(fig, out)
     pyplot().close(fig)

@@ -429,3 +429,155 @@ def test_a_lone_npz_of_an_earlier_version_names_its_sidecar(tmp_path, capsys):
     assert cli.main(["plot", str(tmp_path / "copied.npz")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "copied.json beside it, and copied.json is missing: copy it" in err
+
+
+# ---- every figure the CLI, the experiments and the notebooks draw, rendered small and read -------------
+
+DOCS = jb.__file__ and __import__("pathlib").Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures saved while the test runs, as (path, Figure): every experiment saves through
+    ``save_figure`` (the figure stays drawable after ``plt.close``)."""
+    from jaxbandit.experiments import demo
+    from jaxbandit.experiments.bench import report as bench_report
+    from jaxbandit.report import plots as plots_module
+
+    figures = []
+
+    def keep(fig, path):
+        figures.append((path, fig))
+
+    for module in (plots_module, bench_report, demo):
+        monkeypatch.setattr(module, "save_figure", keep)
+    return figures
+
+
+def assert_readable(fig, what: str) -> None:
+    """Rendered small (a plain ``savefig``, no tight bounding box): every legend lies inside the figure and
+    off every panel but its own, every log axis labels at least two ticks, and every visible panel holds
+    data or says why it holds none."""
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not hasattr(fig.canvas, "get_renderer"):  # closed by the code that saved it
+        FigureCanvasAgg(fig)
+    fig.savefig(io.BytesIO(), format="png", dpi=30)
+    fig.set_dpi(30)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    legends = [(lg, None) for lg in fig.legends] + [(ax.get_legend(), ax) for ax in panels if ax.get_legend()]
+    for legend, owner in legends:
+        extent = legend.get_window_extent(renderer)
+        assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, f"{what}: a legend leaves the figure"
+        assert box.y0 - 1 <= extent.y0 and extent.y1 <= box.y1 + 1, f"{what}: a legend leaves the figure"
+        for ax in panels:
+            if ax is not owner:
+                assert not extent.overlaps(ax.get_window_extent(renderer)), f"{what}: a legend covers a panel"
+
+    def labelled(axis) -> int:
+        lo, hi = sorted(axis.get_view_interval())
+        shown = zip(axis.get_majorticklocs(), axis.get_ticklabels())
+        return sum(1 for v, t in shown if t.get_text() and t.get_visible() and lo <= v <= hi)
+
+    for ax in panels:
+        for name, scale in (("x", ax.get_xscale()), ("y", ax.get_yscale())):
+            if scale in ("log", "symlog"):  # a shared axis is labelled on one of the panels sharing it
+                siblings = getattr(ax, f"get_shared_{name}_axes")().get_siblings(ax)
+                count = max(labelled(getattr(a, f"{name}axis")) for a in siblings)
+                assert count >= 2, f"{what}: {ax.get_title()!r} labels {count} tick(s) on a log {name} axis"
+        holds = any(len(ln.get_xdata()) for ln in ax.get_lines()) or ax.collections or ax.texts
+        assert holds, f"{what}: the panel {ax.get_title()!r} is empty"
+
+
+def test_every_figure_of_the_cli_is_readable(tmp_path, drawn, capsys):
+    bench = DOCS / "benchmarks" / "bench_cpu_2026-12-05"
+    runs = [
+        [str(DOCS / "figure1_results.npz")],
+        [str(DOCS / "figure1_results.npz"), "--loglog"],
+        [str(DOCS / "figure1.json")],  # Figure 1 itself, its runtimes included
+        [str(bench / "per_seed.npz"), "--select", "attack=none"],
+        [str(bench / "per_seed.npz"), "--select", "noise=student_t(eps=0.5)", "constants=tuned", "--loglog"],
+        [str(DOCS / "benchmarks" / "scaling_cpu_2026-12-05" / "results_C.npz"), "--select", "eps=1"],
+    ]
+    for k, args in enumerate(runs):
+        assert cli.main(["plot", *args, "--out", str(tmp_path / f"{k}.png")]) == 0, capsys.readouterr().err
+    assert len(drawn) == len(runs)
+    for args, (_, fig) in zip(runs, drawn):
+        assert_readable(fig, " ".join(args))
+    assert len(drawn[2][1].axes) == 6  # Figure 1: panels (a), (b), (c) per constants setting
+
+
+def test_every_figure_of_the_experiments_is_readable(tmp_path, drawn):
+    import json
+
+    from jaxbandit.experiments import demo
+    from jaxbandit.experiments.bench import report as bench_report
+    from jaxbandit.experiments.scaling import report as scaling_report
+
+    demo.run_demo(30, 2, tmp_path, progress=False)
+    bench = DOCS / "benchmarks" / "bench_cpu_2026-12-05"
+    info = json.loads((bench / "bench.json").read_text())
+    bench_report.figures(jb.SweepResult.load(bench / "per_seed.npz"), info, tmp_path)
+    scaling = DOCS / "benchmarks" / "scaling_cpu_2026-12-05"
+    data = json.loads((scaling / "scaling.json").read_text())
+    parts = {p: jb.SweepResult.load(scaling / f"results_{p}.npz") for p in ("T", "C", "d")}
+    assert set(scaling_report.draw(scaling_report.arrays_from(parts), data, tmp_path)) == {
+        "png_T",
+        "png_C",
+        "png_d",
+    }
+    names = [p.name for p, _ in drawn]
+    assert names == [
+        "regret.png",
+        "frontier.png",
+        "epsilon.png",
+        "scaling_T.png",
+        "scaling_C.png",
+        "scaling_d.png",
+    ]
+    for path, fig in drawn:
+        assert_readable(fig, path.name)
+    # scaling --budgets 0 50: one budget besides 0 is no line on log–log axes, so no C figure
+    parts["C"] = cli.select(parts["C"], ["C=0", "C=50"])
+    assert set(scaling_report.draw(scaling_report.arrays_from(parts), data, tmp_path)) == {"png_T", "png_d"}
+
+
+def test_the_notebooks_figures_are_readable():
+    res = synthetic()
+    # quickstart: regret curves and the frontier side by side, as its cell draws them
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.2), layout="constrained")
+    plots.plot_regret_curves(res, ax=left, loglog=True, title="regret")
+    plots.plot_final_vs(res, "C", ax=right, logx=True, title="final regret against C")
+    assert_readable(fig, "quickstart")
+    # figure1: the saved result's tuned curves on log–log axes
+    saved = jb.SweepResult.load(DOCS / "figure1_results.npz")
+    fig = plots.plot_panels(saved.sel(constants="tuned"), loglog=True, title="tuned constants (log–log)")
+    titles = [f"noise={n}, C={c}" for n in ("student_t", "pareto") for c in (0, 100)]
+    assert [ax.get_title() for ax in fig.axes] == titles
+    assert_readable(fig, "figure1 notebook")
+    # each function on its own figure, legend right of the axes
+    for ax in (plots.plot_regret_curves(res), plots.plot_final_vs(res, "C", logy=True)):
+        assert_readable(ax.figure, "a plot_* function's own figure")
+
+
+def test_log_axes_label_ticks_within_a_decade_and_over_several():
+    for lo, hi in ((650.0, 1800.0), (90.0, 101.0), (3.0, 700.0), (1.0, 1e6)):
+        fig, ax = plt.subplots(layout="constrained")
+        ax.plot([1, 2], [lo, hi])
+        ax.set_yscale("log")
+        ax.set_ylim(lo, hi)
+        plots.readable_log_ticks(ax)
+        fig.canvas.draw()
+        shown = [(v, t.get_text()) for v, t in zip(ax.yaxis.get_majorticklocs(), ax.yaxis.get_ticklabels())]
+        values = [v for v, t in shown if lo <= v <= hi and t]
+        texts = [t for v, t in shown if lo <= v <= hi and t]
+        assert len(values) >= 2 and len(texts) >= 2, (lo, hi, texts)
+        if hi / lo < 1e3:  # plain numbers where 1-2-5 or round values are labelled
+            assert all(float(t) == pytest.approx(v) for t, v in zip(texts, values)), texts
+    with pytest.raises(ValueError, match="axes='z' is invalid"):
+        plots.readable_log_ticks(ax, "z")

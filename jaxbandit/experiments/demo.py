@@ -108,7 +108,7 @@ def run_demo(horizon: int, seeds: int, out: Path, progress: bool = True) -> dict
     )
 
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True, layout="constrained")
     for ax, C in zip(axes, res.coords["C"]):
         plot_regret_curves(res.sel(C=C), ax=ax, title=f"flip adversary, C = {C:g}", legend="below")
     axes[1].set_ylabel("")

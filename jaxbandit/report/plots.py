@@ -1,13 +1,16 @@
 """Plots of sweep results (matplotlib, headless-safe). Plotting never re-runs anything.
 
-Every ``plot_*`` function draws on ``ax`` (a new figure when ``None``) and returns the Axes; means are
-over seeds with a ± one standard-error band or bar:
+Every ``plot_*`` function but :func:`plot_panels` draws on ``ax`` (a new figure when ``None``) and returns
+the Axes; means are over seeds with a ± one standard-error band or bar:
 
 - :func:`plot_regret_curves`: cumulative regret against round t (``loglog=True`` for log–log axes);
 - :func:`plot_final_vs`: final regret against one grid axis, e.g. C — a robustness frontier;
 - :func:`plot_runtime`: wall-clock seconds against horizon T on log–log axes;
-- :func:`plot_panels`: a figure with one regret panel per value of a grid axis (what
-  ``python -m jaxbandit plot FILE`` draws).
+- :func:`plot_panels`: a figure of regret panels, a line per algorithm and a panel per combination of the
+  other grid axes (:func:`facets`; what ``python -m jaxbandit plot FILE`` draws).
+
+The figures they make use constrained layout, so a legend outside the axes stays inside the figure and a
+plain ``fig.savefig`` keeps it; log axes label enough ticks to read values off (:func:`readable_log_ticks`).
 """
 
 from __future__ import annotations
