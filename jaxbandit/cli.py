@@ -2,8 +2,8 @@
 subcommands.
 
 - ``jaxbandit [demo] [--horizon T] [--seeds n] [--out DIR]``: the default experiment;
-- ``jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result (``.npz``, ``.nc`` or
-  ``.zarr``), nothing re-run;
+- ``jaxbandit plot FILE [--out PNG] [--loglog] [--select AXIS=VALUE ...]``: redraw a saved result
+  (``.npz``, ``.nc`` or ``.zarr``, or an experiment's summary ``.json``), nothing re-run;
 - ``jaxbandit figure1 [--horizon T] [--seeds N] [--out DIR] [--constants theory|tuned|both]
   [--algorithms A B ... | --baselines]``: the paper's Figure 1 (``jaxbandit.experiments.figure1.run``);
 - ``jaxbandit tune-figure1 --out FILE [--horizon T] [--seeds N] [--algorithms A B ... | --baselines]``:
