@@ -334,6 +334,12 @@ def run(
             f"({len(jobs)} compiled sweeps, {workers} at a time)"
         )
         print("wrote " + ", ".join(str(p) for p in paths.values()))
+        for part, grid in GRIDS.items():
+            if f"png_{part}" not in paths:
+                print(
+                    f"no scaling_{part}.png: its grid ({grid}) has fewer than two positive values, and a "
+                    "line on log-log axes needs two"
+                )
     return ScalingResult(arrays=arrays, data=data, paths=paths)
 
 
