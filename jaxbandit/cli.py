@@ -440,8 +440,9 @@ def load_result(file: Path):
         raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result: {path} is not a .npz archive")
     try:
         result = SweepResult.load(path)
-    except MissingSidecar as err:  # says itself what to give
-        raise ValueError(str(err)) from None
+    except MissingSidecar as err:  # says itself what to give, after the path (named here as FILE)
+        said = str(err).removeprefix(repr(str(path)))
+        raise ValueError(f"FILE={str(file)!r}{said}") from None
     except ImportError as err:  # xarray, zarr or h5netcdf missing: the message names the extra
         raise ValueError(f"FILE={str(file)!r} cannot be read: {err}") from None
     except Exception as err:  # numpy, zipfile, json, h5py and zarr each raise their own kinds
