@@ -226,7 +226,7 @@ def test_loglog_fit_of_power_laws_and_bad_input():
         loglog_fit(t - 1.0, t)
 
 
-def test_panels_one_per_first_grid_axis_value():
+def test_panels_one_per_value_of_the_axes_that_are_not_lines():
     fig = plots.plot_panels(synthetic())
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["C=100", "C=0", "C=10"]
@@ -235,6 +235,20 @@ def test_panels_one_per_first_grid_axis_value():
     assert len(single.axes) == 1 and single.axes[0].get_yscale() == "log"
     with pytest.raises(ValueError, match="by='algorithm' is invalid"):
         plots.plot_panels(synthetic(), by="algorithm")
+    # without an algorithm axis (a sweep of one algorithm over C × beta_scale): a line per beta_scale
+    one = synthetic().sel(algorithm="A")
+    scaled = jb.SweepResult(
+        ("C", "beta_scale", "seed", "round"),
+        {**one.coords, "beta_scale": np.array([1.0, 1e-4])},
+        {"cumulative_regret": np.stack([one.cumulative_regret, 2 * one.cumulative_regret], axis=1)},
+    )
+    assert plots.facets(scaled) == (["beta_scale"], ["C"])
+    fig = plots.plot_panels(scaled)
+    assert [ax.get_title() for ax in fig.axes] == ["C=100", "C=0", "C=10"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["beta_scale=1", "beta_scale=0.0001"]
+    np.testing.assert_allclose(
+        fig.axes[1].get_lines()[1].get_ydata(), 2 * SEED_FACTORS.mean() * np.sqrt(ROUNDS)
+    )
 
 
 # ---- the plot CLI -------------------------------------------------------------------------------

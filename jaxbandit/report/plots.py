@@ -384,10 +384,11 @@ def _sizes(result: SweepResult) -> dict[str, int]:
 
 def facets(result: SweepResult, by=None) -> tuple[list[str], list[str]]:
     """``(line axes, panel axes)``: how :func:`plot_panels` draws ``result``. Grid axes with one value are
-    neither (the figure's title names them). By default the lines are one per algorithm and the
-    panels one per combination of the other axes; with more than two of them, the shortest (the last on
-    a tie) is drawn as line styles, so that a benchmark result (constants × noise × attack) gets its
-    constants as solid/dashed lines and one panel per noise × attack. ``by`` (an axis or a tuple of
+    neither (the figure's title names them). By default the lines are one per algorithm (without an
+    ``algorithm`` axis, one per value of the last grid axis) and the panels one per combination of the
+    other axes; with more than two of them, the shortest (the last on a tie) is drawn as line styles,
+    so that a benchmark result (constants × noise × attack) gets its constants as solid/dashed lines and
+    one panel per noise × attack. ``by`` (an axis or a tuple of
     axes, not ``algorithm``) names the panel axes instead; every other varying axis is then a line."""
     check_result(result)
     sizes = _sizes(result)
@@ -403,8 +404,8 @@ def facets(result: SweepResult, by=None) -> tuple[list[str], list[str]]:
             )
         panels = list(dict.fromkeys(chosen))
         return [d for d in varying if d not in panels], panels
-    lines = [d for d in varying if d == "algorithm"]
-    panels = [d for d in varying if d != "algorithm"]
+    lines = [d for d in varying if d == "algorithm"] or varying[-1:]  # no algorithm axis: the last one
+    panels = [d for d in varying if d not in lines]
     if len(panels) > 2 and len(lines) < 2:
         shortest = min(reversed(panels), key=lambda d: sizes[d])
         panels.remove(shortest)
