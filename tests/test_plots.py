@@ -436,6 +436,21 @@ def test_plot_of_a_summary_draws_the_result_written_with_it(tmp_path, capsys):
     assert not (tmp_path / "figure1.png").exists()  # the name of Figure 1's own drawing is left alone
 
 
+def test_a_result_of_final_regret_only_is_drawn_against_its_longest_numeric_axis():
+    """A scaling or tuning result records one round: no curves against t, so its numeric axis with the
+    most values is the x axis (mean ± s.e. of the final regret over seeds)."""
+    res = with_constants_axis(synthetic(rounds=np.array([1000])))
+    assert plots.final_axis(res) == "C" and plots.facets(res) == (["algorithm"], ["constants"])
+    fig = plots.plot_panels(res, loglog=True)
+    assert [ax.get_title() for ax in fig.axes] == ["constants=theory", "constants=tuned"]
+    tuned_b = fig.axes[1].containers[1].lines[0]  # tuned, B: 2·0.3·1000·(1 + C/100), sorted by C
+    np.testing.assert_allclose(tuned_b.get_xdata(), [0, 10, 100])
+    np.testing.assert_allclose(tuned_b.get_ydata(), 600 * SEED_FACTORS.mean() * np.array([1.0, 1.1, 2.0]))
+    assert fig.axes[0].get_xscale() == "symlog" and fig.axes[0].get_xlabel() == "C"
+    assert_readable(fig, "final regret against C")
+    assert plots.final_axis(synthetic()) is None  # curves: regret against t
+
+
 def test_a_lone_npz_of_an_earlier_version_names_its_sidecar(tmp_path, capsys):
     import shutil
 
@@ -516,7 +531,8 @@ def test_every_figure_of_the_cli_is_readable(tmp_path, drawn, capsys):
         [str(DOCS / "figure1.json")],  # Figure 1 itself, its runtimes included
         [str(bench / "per_seed.npz"), "--select", "attack=none"],
         [str(bench / "per_seed.npz"), "--select", "noise=student_t(eps=0.5)", "constants=tuned", "--loglog"],
-        [str(DOCS / "benchmarks" / "scaling_cpu_2026-12-05" / "results_C.npz"), "--select", "eps=1"],
+        [str(DOCS / "benchmarks" / "scaling_cpu_2026-12-05" / "results_C.npz")],  # final regret against C
+        [str(DOCS / "benchmarks" / "scaling_cpu_2026-12-05" / "results_d.npz"), "--select", "eps=1"],
     ]
     for k, args in enumerate(runs):
         assert cli.main(["plot", *args, "--out", str(tmp_path / f"{k}.png")]) == 0, capsys.readouterr().err

@@ -383,12 +383,26 @@ def _sizes(result: SweepResult) -> dict[str, int]:
 
 
 def facets(result: SweepResult, by=None) -> tuple[list[str], list[str]]:
-    """``(line axes, panel axes)``: how :func:`plot_panels` draws ``result``. Grid axes with one value are
-    neither (the figure's title names them). By default the lines are one per algorithm (without an
+    """``(line axes, panel axes)``: how :func:`plot_panels` draws ``result`` (see :func:`_layout`)."""
+    lines, panels, _ = _layout(result, by)
+    return lines, panels
+
+
+def final_axis(result: SweepResult, by=None) -> str | None:
+    """The grid axis :func:`plot_panels` puts on the x axis of a result that recorded fewer than three
+    rounds (final regret only: a scaling or tuning result), its numeric axis with the most values
+    besides the line axes; None when it draws regret against t."""
+    return _layout(result, by)[2]
+
+
+def _layout(result: SweepResult, by=None) -> tuple[list[str], list[str], str | None]:
+    """``(line axes, panel axes, x axis)``: how :func:`plot_panels` draws ``result``. Grid axes with one
+    value are neither (the figure's title names them). By default the lines are one per algorithm (without an
     ``algorithm`` axis, one per value of the last grid axis) and the panels one per combination of the
     other axes; with more than two of them, the shortest (the last on a tie) is drawn as line styles,
     so that a benchmark result (constants × noise × attack) gets its constants as solid/dashed lines and
-    one panel per noise × attack. ``by`` (an axis or a tuple of
+    one panel per noise × attack. A result with fewer than three recorded rounds has no curves: its
+    numeric axis with the most values is the x axis (:func:`final_axis`). ``by`` (an axis or a tuple of
     axes, not ``algorithm``) names the panel axes instead; every other varying axis is then a line."""
     check_result(result)
     sizes = _sizes(result)
@@ -403,14 +417,20 @@ def facets(result: SweepResult, by=None) -> tuple[list[str], list[str]]:
                 f"'algorithm' {valid}, or a tuple of them"
             )
         panels = list(dict.fromkeys(chosen))
-        return [d for d in varying if d not in panels], panels
+        return [d for d in varying if d not in panels], panels, None
     lines = [d for d in varying if d == "algorithm"] or varying[-1:]  # no algorithm axis: the last one
     panels = [d for d in varying if d not in lines]
+    x = None
+    if np.size(result.coords["round"]) < 3:  # no curves against t: final regret against a grid axis
+        numeric = [d for d in panels if np.asarray(result.coords[d]).dtype.kind in "iuf"]
+        if numeric:
+            x = max(numeric, key=lambda d: sizes[d])
+            panels.remove(x)
     if len(panels) > 2 and len(lines) < 2:
         shortest = min(reversed(panels), key=lambda d: sizes[d])
         panels.remove(shortest)
         lines.append(shortest)
-    return lines, panels
+    return lines, panels, x
 
 
 def _display(dim: str, value) -> str:
@@ -453,7 +473,7 @@ def plot_panels(
     for name, value in (("ncols", ncols), ("max_panels", max_panels)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
             raise ValueError(f"{name}={value!r} is invalid: it must be an integer >= 1")
-    lines, panels = facets(result, by)
+    lines, panels, x_axis = _layout(result, by)
     sizes = _sizes(result)
     n_panels = math.prod(sizes[d] for d in panels)
     if n_panels > max_panels:
@@ -493,15 +513,32 @@ def plot_panels(
         ", ".join(_display(d, np.asarray(result.coords[d])[i]) for d, i in combo.items())
         for combo in line_combos
     ]
+    markers = [
+        algorithm_style(str(np.asarray(result.coords[first])[c[first]]))["marker"]
+        if first == "algorithm"
+        else MARKERS[k % len(MARKERS)]
+        for k, c in enumerate(line_combos)
+    ]
+    if x_axis is not None:
+        xs = np.asarray(result.coords[x_axis], dtype=np.float64)
+        order = np.argsort(xs, kind="stable")
     for k, (where, ax) in enumerate(zip(panel_combos, axes.ravel())):
         drawn: list[np.ndarray] = []
         twins = False
-        for combo, style, label in zip(line_combos, styles, labels):
-            index = tuple({**where, **combo}.get(d, 0) for d in other)
+        for combo, style, label, marker in zip(line_combos, styles, labels, markers):
+            at = {**where, **combo}
+            index = tuple(slice(None) if d == x_axis else at.get(d, 0) for d in other)
             c = curves[index]
             twin = any(np.array_equal(d, c, equal_nan=True) for d in drawn)
             twins |= twin
             drawn.append(c)
+            if x_axis is not None:  # c: [x, seed, round]; the final round against x
+                mean, se = mean_and_stderr(c[..., -1], axis=1)
+                ax.errorbar(
+                    xs[order], mean[order], yerr=se[order], label=label or None, color=style["color"],
+                    linestyle=":" if twin else style["linestyle"], marker=marker, markersize=4, capsize=2,
+                )  # fmt: skip
+                continue
             mean, se = mean_and_stderr(c, axis=0)
             ax.plot(
                 rounds, mean, label=label or None, color=style["color"],
@@ -516,15 +553,20 @@ def plot_panels(
         if twins:
             name = f"{name}\n(dotted: the same runs as an earlier line)".lstrip("\n")
         ax.set_title(name, fontsize=9)
-        if loglog:
+        if x_axis is not None:
+            _grid_ticks(ax, xs)
+            if loglog:
+                ax.set_yscale("log")
+        elif loglog:
             ax.set_xscale("log")
             ax.set_yscale("log")
         ax.grid(alpha=0.3, which="both" if loglog else "major")
         ax.tick_params(labelsize=8)
         if k // cols == rows - 1 or k + cols >= len(panel_combos):
-            ax.set_xlabel("round t", fontsize=9)
+            ax.set_xlabel("round t" if x_axis is None else x_axis, fontsize=9)
         if k % cols == 0:
-            ax.set_ylabel("cumulative regret\n(mean ± s.e. over seeds)", fontsize=9)
+            what = "cumulative regret" if x_axis is None else f"final regret (T={int(rounds[-1])})"
+            ax.set_ylabel(f"{what}\n(mean ± s.e. over seeds)", fontsize=9)
     for ax in axes.ravel()[len(panel_combos) :]:
         ax.set_visible(False)
     for ax in axes.ravel()[: len(panel_combos)]:
@@ -533,7 +575,10 @@ def plot_panels(
     if any(labels):
         from matplotlib.lines import Line2D
 
-        handles = [Line2D([], [], color=s["color"], linestyle=s["linestyle"]) for s in styles]
+        handles = [
+            Line2D([], [], color=s["color"], linestyle=s["linestyle"], marker=m if x_axis else None)
+            for s, m in zip(styles, markers)
+        ]
         per_column = max(12, int(rows * 2.9 / 0.2))  # entries of fontsize 8 that fit the figure's height
         fig.legend(
             handles, labels, loc="outside right upper", fontsize=8, ncols=math.ceil(len(labels) / per_column)
@@ -547,6 +592,20 @@ def plot_panels(
     if heading:
         fig.suptitle(heading, fontsize=10)
     return fig
+
+
+def _grid_ticks(ax, x: np.ndarray) -> None:
+    """An x axis ticked at the grid's own values ``x``: log when they are positive and span a decade or
+    more, symmetric-log (linear below the smallest non-zero |value|) when they hold 0 and span that."""
+    nonzero = np.abs(x[x != 0])
+    if nonzero.size and nonzero.max() >= 10 * nonzero.min():
+        if np.all(x > 0):
+            ax.set_xscale("log")
+        else:
+            ax.set_xscale("symlog", linthresh=float(nonzero.min()))
+    ax.set_xticks(np.unique(x))
+    ax.set_xticklabels([f"{v:g}" for v in np.unique(x)])
+    ax.minorticks_off()
 
 
 def _registered() -> tuple[str, ...]:
