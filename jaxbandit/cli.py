@@ -96,6 +96,22 @@ def _values(kind=str, what="names"):
     return Values
 
 
+class _Selection(argparse.Action):
+    """``--select AXIS=VALUE ...`` (repeatable): the values gathered; one without ``=`` after them is the
+    FILE that followed (``plot --select attack=none per_seed.npz``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        pairs = [v for v in values if "=" in v]
+        others = [v for v in values if "=" not in v]
+        if len(others) > 1 or (others and values[-1] != others[0]):
+            parser.error(f"argument {option_string}: give AXIS=VALUE pairs, not {others[0]!r}")
+        if others:
+            if getattr(namespace, "plot_file", None) is not None:
+                parser.error(f"argument {option_string}: give AXIS=VALUE pairs, not {others[0]!r}")
+            namespace.plot_file = Path(others[0])
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest, []), *pairs])
+
+
 def _add_list(p, *flags, kind=str, what="names", metavar="NAME", help=""):
     p.add_argument(*flags, nargs="+", action=_values(kind, what), default=None, metavar=metavar, help=help)
     p.epilog = (
@@ -144,14 +160,17 @@ def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
         help="redraw a saved sweep result (.npz, .nc or .zarr) without re-running it",
         description="Redraw a saved SweepResult: mean ± s.e. cumulative regret against t, one line per "
         "algorithm and one panel per combination of the other grid axes (with more than two of them, "
-        "the shortest is drawn as line styles). Figure 1's summary (figure1.json) draws Figure 1 again "
-        "from the per-seed result written beside it.",
+        "the shortest is drawn as line styles); a result of final regret only (scaling, tuning) is drawn "
+        "against its numeric axis with the most values. Figure 1's summary (figure1.json) draws Figure 1 "
+        "again from the per-seed result written beside it.",
     )
     plot.add_argument(
         "file",
         type=Path,
+        nargs="?",  # also read from --select's values: plot --select attack=none FILE
         metavar="FILE",
-        help="a result written by SweepResult.save (.npz, .nc or .zarr) or jb.sweep(out=...)",
+        help="a result written by SweepResult.save (.npz, .nc or .zarr) or jb.sweep(out=...), or an "
+        "experiment's summary .json (figure1.json)",
     )
     plot.add_argument(
         "--out",
@@ -165,7 +184,7 @@ def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
     plot.add_argument(
         "--select",
         nargs="+",
-        action="extend",
+        action=_Selection,
         default=[],
         metavar="AXIS=VALUE",
         help="draw only these values of an axis (repeatable): a coordinate as printed "
@@ -690,6 +709,16 @@ def main(argv=None, prog: str = "jaxbandit") -> int:
         )
         return 2
     args = parser.parse_args(argv)
+    if args.command == "plot":  # FILE before or after --select's pairs, once
+        files = [f for f in (args.file, getattr(args, "plot_file", None)) if f is not None]
+        if len(files) != 1:
+            print(
+                "error: plot takes one FILE: "
+                + ("give the result to draw" if not files else f"{' and '.join(map(str, files))} are two"),
+                file=sys.stderr,
+            )
+            return 2
+        args.file = files[0]
     command = " ".join([prog] + argv)
     if getattr(args, "progress", False) is None:
         args.progress = sys.stderr.isatty()

@@ -409,6 +409,22 @@ def test_a_benchmark_result_is_faceted_and_too_many_panels_name_a_selection(tmp_
         "--select attack='none'" in capsys.readouterr().err
     )
     assert cli.main(["plot", str(path), "--select", "attack=none", "--out", str(tmp_path)]) == 0
+    # FILE may follow the pairs; one FILE, and pairs only
+    assert cli.main(["plot", "--select", "attack=none", str(path), "--out", str(tmp_path / "after.png")]) == 0
+    assert (tmp_path / "after.png").read_bytes()[:8] == PNG_MAGIC
+    capsys.readouterr()
+    for argv, said in (
+        (["--select", "attack=none"], "error: plot takes one FILE: give the result to draw\n"),
+        (
+            [str(path), "--select", "attack=none", "b.npz"],
+            f"error: plot takes one FILE: {path} and b.npz are two\n",
+        ),
+    ):
+        assert cli.main(["plot", *argv]) == 2
+        assert capsys.readouterr().err == said
+    with pytest.raises(SystemExit, match="2"):  # an argument error, as argparse's own
+        cli.main(["plot", "--select", "attack=none", "x", "y"])
+    assert capsys.readouterr().err == "error: argument --select: give AXIS=VALUE pairs, not 'x'\n"
 
 
 def test_plot_of_a_summary_draws_the_result_written_with_it(tmp_path, capsys):
