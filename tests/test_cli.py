@@ -181,8 +181,7 @@ def test_the_demo_with_one_seed_prints_no_standard_error_and_says_why_theory_is_
     from jaxbandit.experiments import demo
 
     demo.run_demo(30, 1, tmp_path, progress=False)
-    out, err = capsys.readouterr()
-    assert err.startswith("compiling the demo's sweep (3 methods x 2 C x 1 seeds, one program)")
+    out = capsys.readouterr().out
     assert "1 seed (no standard error)" in out and "±" not in out
     assert "CR-Hvt-UCB (beta_scale=0.0001)" in out  # the API's name for the radius multiplier
     assert "its theory radius is beta = " in out and "almost linearly" in out

@@ -3,7 +3,6 @@ constants against Hvt-UCB, in one compiled sweep."""
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
@@ -46,13 +45,6 @@ def run_demo(horizon: int, seeds: int, out: Path, progress: bool = True) -> dict
     def environment(p):
         return jb.envs.linear(d, K, noise=jb.noise.student_t(3.0), corruption=jb.corruption.flip(p["C"]))
 
-    if not progress:  # the progress bar says so itself
-        print(
-            f"compiling the demo's sweep ({len(methods)} methods x 2 C x {seeds} seeds, one program), then "
-            f"running its {horizon} rounds ...",
-            file=sys.stderr,
-            flush=True,
-        )
     start = time.perf_counter()
     by_method = jb.sweep(
         algorithm,

@@ -109,19 +109,26 @@ def run_algorithms(
     num_runs = plan.num_streams * lanes
     # shown from the start: compiling takes seconds to minutes before the first chunk can advance it
     bar = progress_bar(progress, horizon, num_runs, label)
-    program = plan.program(make_env, horizon, len(make_algs))
-    chunk_statics = Statics(make_algs, make_env, plan.layout, horizon, per_round, program)
-    carries = initial_carries(plan, chunk_statics)
-    kept: dict = {}
-    start_round = 0
-    if ckpt_path is not None:
-        restored = checkpoint_lib.load(ckpt_path, template=carries, finger=finger)
-        if restored is not None:
-            carries, kept, start_round = restored
-            check_restored(ckpt_path, kept, start_round, rounds_kept, plan.chunk, horizon, sink is not None)
-            carries = [distributed.shard_runs(c, plan.mesh) for c in carries]
-            if bar is not None:
-                bar.update(start_round)
+    try:
+        program = plan.program(make_env, horizon, len(make_algs))
+        chunk_statics = Statics(make_algs, make_env, plan.layout, horizon, per_round, program)
+        carries = initial_carries(plan, chunk_statics)
+        kept: dict = {}
+        start_round = 0
+        if ckpt_path is not None:
+            restored = checkpoint_lib.load(ckpt_path, template=carries, finger=finger)
+            if restored is not None:
+                carries, kept, start_round = restored
+                check_restored(
+                    ckpt_path, kept, start_round, rounds_kept, plan.chunk, horizon, sink is not None
+                )
+                carries = [distributed.shard_runs(c, plan.mesh) for c in carries]
+                if bar is not None:
+                    bar.update(start_round)
+    except BaseException:  # the bar's line ends before the error is printed
+        if bar is not None:
+            bar.close()
+        raise
     keep_idx = rounds_kept - 1
     start = time.perf_counter()
     first: list = []  # when the first chunk finished, and its last round
