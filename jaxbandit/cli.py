@@ -2,8 +2,8 @@
 subcommands.
 
 - ``jaxbandit [demo] [--horizon T] [--seeds n] [--out DIR]``: the default experiment;
-- ``jaxbandit plot FILE [--out PNG] [--loglog]``: redraw a saved result (``.npz``, ``.nc`` or
-  ``.zarr``), nothing re-run;
+- ``jaxbandit plot FILE [--out PNG] [--loglog] [--select AXIS=VALUE ...]``: redraw a saved result
+  (``.npz``, ``.nc`` or ``.zarr``, or an experiment's summary ``.json``), nothing re-run;
 - ``jaxbandit figure1 [--horizon T] [--seeds N] [--out DIR] [--constants theory|tuned|both]
   [--algorithms A B ... | --baselines]``: the paper's Figure 1 (``jaxbandit.experiments.figure1.run``);
 - ``jaxbandit tune-figure1 --out FILE [--horizon T] [--seeds N] [--algorithms A B ... | --baselines]``:
@@ -96,6 +96,22 @@ def _values(kind=str, what="names"):
     return Values
 
 
+class _Selection(argparse.Action):
+    """``--select AXIS=VALUE ...`` (repeatable): the values gathered; one without ``=`` after them is the
+    FILE that followed (``plot --select attack=none per_seed.npz``)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        pairs = [v for v in values if "=" in v]
+        others = [v for v in values if "=" not in v]
+        if len(others) > 1 or (others and values[-1] != others[0]):
+            parser.error(f"argument {option_string}: give AXIS=VALUE pairs, not {others[0]!r}")
+        if others:
+            if getattr(namespace, "plot_file", None) is not None:
+                parser.error(f"argument {option_string}: give AXIS=VALUE pairs, not {others[0]!r}")
+            namespace.plot_file = Path(others[0])
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest, []), *pairs])
+
+
 def _add_list(p, *flags, kind=str, what="names", metavar="NAME", help=""):
     p.add_argument(*flags, nargs="+", action=_values(kind, what), default=None, metavar=metavar, help=help)
     p.epilog = (
@@ -142,14 +158,19 @@ def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
     plot = sub.add_parser(
         "plot",
         help="redraw a saved sweep result (.npz, .nc or .zarr) without re-running it",
-        description="Redraw a saved SweepResult: one panel of mean ± s.e. cumulative "
-        "regret per value of its first grid axis other than 'algorithm'.",
+        description="Redraw a saved SweepResult: mean ± s.e. cumulative regret against t, one line per "
+        "algorithm and one panel per combination of the other grid axes (with more than two of them, "
+        "the shortest is drawn as line styles); a result of final regret only (scaling, tuning) is drawn "
+        "against its numeric axis with the most values. Figure 1's summary (figure1.json) draws Figure 1 "
+        "again from the per-seed result written beside it.",
     )
     plot.add_argument(
         "file",
         type=Path,
+        nargs="?",  # also read from --select's values: plot --select attack=none FILE
         metavar="FILE",
-        help="a result written by SweepResult.save (.npz, .nc or .zarr) or jb.sweep(out=...)",
+        help="a result written by SweepResult.save (.npz, .nc or .zarr) or jb.sweep(out=...), or an "
+        "experiment's summary .json (figure1.json)",
     )
     plot.add_argument(
         "--out",
@@ -160,6 +181,18 @@ def build_parser(prog: str = "jaxbandit") -> argparse.ArgumentParser:
         help="where to write the figure (default: FILE with .png, or -loglog.png, beside it)",
     )
     plot.add_argument("--loglog", action="store_true", help="log-log axes")
+    plot.add_argument(
+        "--select",
+        nargs="+",
+        action=_Selection,
+        default=[],
+        metavar="AXIS=VALUE",
+        help="draw only these values of an axis (repeatable): a coordinate as printed "
+        "(noise=pareto(eps=0.5), attack='flip C=10', C=100, algorithm=CR-Hvt-UCB), or a family's name for "
+        "all its values "
+        "(noise=pareto); a result with more panels than fit one figure (a benchmark's noise x attack) "
+        "needs one, e.g. --select attack=none",
+    )
 
     _add_figure1_parser(sub)
     _add_tune_parser(sub)
@@ -358,6 +391,50 @@ def _add_demo_args(p: argparse.ArgumentParser) -> None:
     _add_progress(p)
 
 
+#: The names an experiment gives its per-seed result beside its summary ``.json`` (``figure1.json``
+#: beside ``results.npz``, ``bench.json`` beside ``per_seed.npz``; the docs' copies ``figure1_results.npz``).
+_BESIDE = ("{stem}_results.npz", "results.npz", "per_seed.npz")
+
+
+def summarized_result(file: Path) -> Path | None:
+    """The per-seed result an experiment's summary ``file`` (``figure1.json``, ``bench.json``: settings
+    and final numbers, no curves) was written with: the ``.npz`` beside it that its ``files`` lists or
+    that an experiment names so, whose meta has the same ``created``/``started`` time. None when
+    ``file`` is not such a summary (an ``.npz``'s ``.json`` of earlier versions holds ``dims``);
+    ``ValueError`` naming FILE when it is one but its result is not beside it."""
+    import json
+
+    from jaxbandit.report.results import SweepResult
+
+    file = Path(file)
+    if file.suffix.lower() != ".json" or not file.is_file():
+        return None
+    try:
+        summary = json.loads(file.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or "dims" in summary:
+        return None
+    stamps = {k: summary[k] for k in ("created", "started") if k in summary}
+    listed = summary.get("files", {}).get("npz") if isinstance(summary.get("files"), dict) else None
+    names = ([Path(listed).name] if listed else []) + [n.format(stem=file.stem) for n in _BESIDE]
+    for name in dict.fromkeys(names):
+        candidate = file.with_name(name)
+        if not candidate.is_file():
+            continue
+        try:
+            meta = SweepResult.load(candidate).meta
+        except Exception:  # another kind of file under that name: not this summary's result
+            continue
+        if stamps and all(str(meta.get(k)) == str(v) for k, v in stamps.items()):
+            return candidate
+    what = "Figure 1's summary" if "figure" in summary else "an experiment's summary"
+    raise ValueError(
+        f"FILE={str(file)!r} is {what} (settings and final numbers, no curves), not a result: give the "
+        f"per-seed result written with it ({' or '.join(dict.fromkeys(names))}, a .npz)"
+    )
+
+
 def load_result(file: Path):
     """Read a saved :class:`~jaxbandit.SweepResult` (``.npz``, ``.nc`` or ``.zarr``); any failure is a
     ``ValueError`` naming FILE."""
@@ -366,7 +443,7 @@ def load_result(file: Path):
     from jaxbandit.persist.atomic import error_reason
     from jaxbandit.persist.formats import result_format
     from jaxbandit.report.analysis import check_result
-    from jaxbandit.report.results import SweepResult
+    from jaxbandit.report.results import MissingSidecar, SweepResult
 
     file = Path(file)
     fmt = result_format(file)
@@ -382,6 +459,9 @@ def load_result(file: Path):
         raise ValueError(f"FILE={str(file)!r} is not a jaxbandit result: {path} is not a .npz archive")
     try:
         result = SweepResult.load(path)
+    except MissingSidecar as err:  # says itself what to give, after the path (named here as FILE)
+        said = str(err).removeprefix(repr(str(path)))
+        raise ValueError(f"FILE={str(file)!r}{said}") from None
     except ImportError as err:  # xarray, zarr or h5netcdf missing: the message names the extra
         raise ValueError(f"FILE={str(file)!r} cannot be read: {err}") from None
     except Exception as err:  # numpy, zipfile, json, h5py and zarr each raise their own kinds
@@ -392,12 +472,78 @@ def load_result(file: Path):
         raise ValueError(f"FILE={str(file)!r} is not a jaxbandit sweep result: {err}") from None
 
 
-def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
-    """Redraw a saved result (never re-runs anything); returns the PNG written."""
-    from jaxbandit.report.plots import plot_panels, pyplot, save_figure
+def select(result, texts):
+    """``result`` at the values ``AXIS=VALUE`` of ``texts`` name (``plot --select``), each axis keeping
+    the values selected (one, or several: a family's name matches all its values, ``noise=pareto``). A
+    string coordinate matches as printed, ignoring case, spaces and ``_``, with ``eps`` for ``ε``, or by
+    the name before its ``(``/space; a number matches a numeric coordinate; an algorithm matches its
+    registered name or the label the tables print. ``ValueError`` naming the text otherwise."""
+    import numpy as np
 
-    result = load_result(file)
+    from jaxbandit.agents import registry
+    from jaxbandit.report.results import SweepResult
+
+    def norm(text) -> str:
+        return "".join(str(text).lower().replace("ε", "eps").split()).replace("_", "")
+
+    chosen: dict[str, list[int]] = {}
+    for text in texts:
+        axis, sep, value = str(text).partition("=")
+        axis, value = axis.strip(), value.strip()
+        grid = [d for d in result.dims if d not in ("seed", "round")]
+        if not sep or not value or axis not in grid:
+            raise ValueError(
+                f"--select {text!r} is invalid: give AXIS=VALUE with AXIS one of the result's axes "
+                f"{tuple(grid)}"
+            )
+        values = np.asarray(result.coords[axis])
+        if values.dtype.kind in "USO":
+            shown = [str(c) for c in values]
+            wanted = norm(value)
+            if axis == "algorithm":
+                labels = {norm(registry.algorithm(n).label): n for n in registry.names()}
+                wanted = norm(labels.get(wanted, value))
+            hits = [i for i, c in enumerate(shown) if norm(c) == wanted]
+            hits = hits or [i for i, c in enumerate(shown) if norm(c.replace("(", " ").split()[0]) == wanted]
+        else:
+            try:
+                number = float(value)
+            except ValueError:
+                number = float("nan")
+            shown = [f"{float(c):g}" for c in values]
+            hits = [int(i) for i in np.flatnonzero(np.isclose(values.astype(float), number, rtol=1e-9))]
+        if not hits:
+            raise ValueError(f"--select {text!r} matches none of the values of {axis}: {', '.join(shown)}")
+        chosen.setdefault(axis, [])
+        chosen[axis] += [i for i in hits if i not in chosen[axis]]
+    data = dict(result.data)
+    coords = dict(result.coords)
+    for axis, hits in chosen.items():  # an axis keeps its selected values, so that titles can name them
+        ax = result.dims.index(axis)
+        data = {k: np.take(np.asarray(v), hits, axis=ax) for k, v in data.items()}
+        coords[axis] = np.asarray(coords[axis])[hits]
+    return SweepResult(result.dims, coords, data, dict(result.meta))
+
+
+def run_plot(
+    file: Path, out: Path | None = None, loglog: bool = False, selection: list[str] | tuple = ()
+) -> Path:
+    """Redraw a saved result (never re-runs anything), at the values ``selection`` names
+    (:func:`select`); returns the PNG written. FILE may be an experiment's summary ``.json``: the
+    per-seed result written with it is drawn (:func:`summarized_result`), for ``figure1.json`` as Figure 1
+    itself (its three panels, runtimes included) unless ``selection`` or ``loglog`` asks for curves."""
+    import numpy as np
+
+    from jaxbandit.report.plots import facets, plot_panels, pyplot, save_figure
+
     file = Path(file)
+    beside = summarized_result(file)
+    if beside is not None:
+        print(f"{file} is a summary without curves: drawing {beside}, the per-seed result written with it")
+    result = load_result(beside or file)
+    file = beside or file  # the figure is named after the result drawn (figure1.png is Figure 1's own)
+    if selection:
+        result = select(result, selection)
     if out is None:
         out = file.with_name(file.stem + ("-loglog" if loglog else "") + ".png")
     elif out.is_dir():
@@ -406,9 +552,28 @@ def run_plot(file: Path, out: Path | None = None, loglog: bool = False) -> Path:
         raise ValueError(f"--out={str(out)!r} is invalid: it must end in .png or be a directory")
     horizon = result.meta.get("horizon", int(result.coords["round"][-1]))
     seeds = len(result.coords["seed"])
-    fig = plot_panels(
-        result, loglog=loglog, title=f"{file.name}: T={horizon}, mean ± s.e. over {seeds} seed(s)"
-    )
+    if beside is not None and not selection and not loglog:
+        from jaxbandit.experiments.figure1 import drawing
+
+        if drawing.is_figure1_result(result):  # Figure 1's summary: Figure 1 itself, with its runtimes
+            drawing.redraw(result, out)
+            print(f"wrote {out}")
+            return out
+    title = f"{file.name}: T={horizon}, mean ± s.e. over {seeds} seed(s)"
+    try:
+        fig = plot_panels(result, loglog=loglog, title=title)
+    except ValueError as err:
+        if "max_panels" not in str(err):
+            raise
+        sizes = dict(zip(result.dims, result.cumulative_regret.shape))
+        panels = facets(result)[1]
+        longest = max(panels, key=lambda d: sizes[d])
+        first = np.asarray(result.coords[longest])[0]
+        example = f"{float(first):g}" if first.dtype.kind in "iuf" else repr(str(first))
+        raise ValueError(
+            f"FILE={str(file)!r} has {' × '.join(f'{sizes[d]} {d}' for d in panels)} panels, too many to "
+            f"read in one figure: draw some with --select, e.g. --select {longest}={example}"
+        ) from None
     save_figure(fig, out)
     pyplot().close(fig)
     print(f"wrote {out}")
@@ -544,6 +709,16 @@ def main(argv=None, prog: str = "jaxbandit") -> int:
         )
         return 2
     args = parser.parse_args(argv)
+    if args.command == "plot":  # FILE before or after --select's pairs, once
+        files = [f for f in (args.file, getattr(args, "plot_file", None)) if f is not None]
+        if len(files) != 1:
+            print(
+                "error: plot takes one FILE: "
+                + ("give the result to draw" if not files else f"{' and '.join(map(str, files))} are two"),
+                file=sys.stderr,
+            )
+            return 2
+        args.file = files[0]
     command = " ".join([prog] + argv)
     if getattr(args, "progress", False) is None:
         args.progress = sys.stderr.isatty()
@@ -555,7 +730,7 @@ def main(argv=None, prog: str = "jaxbandit") -> int:
 
             run_demo(args.horizon, args.seeds, args.out, args.progress)
         elif args.command == "plot":
-            run_plot(args.file, args.plot_out, args.loglog)
+            run_plot(args.file, args.plot_out, args.loglog, args.select)
         elif args.command == "figure1":
             from jaxbandit.experiments import figure1
 

@@ -211,11 +211,11 @@ Left: cumulative regret against t on log–log axes (mean ± one standard error 
 Right: final regret against C — the robustness frontier — for both scales.
 """),
     code(r"""
-fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+# constrained layout keeps each legend (right of its axes) inside the figure and off the next panel
+fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.2), layout="constrained")
 jb.plots.plot_regret_curves(res.sel(beta_scale=1e-4), ax=left, loglog=True,
                             title="CR-Hvt-UCB, beta_scale = 1e-4")
 jb.plots.plot_final_vs(res, "C", ax=right, logx=True, title="final regret against C")
-fig.tight_layout()
 plt.show()"""),
     md(r"""
 The slope of log(mean cumulative regret) against log t over the second half of the rounds: about 1 for
@@ -231,8 +231,8 @@ for i, C in enumerate(res.coords["C"]):
     md(r"""
 ## 4. Save, load, redraw
 
-Results are an `.npz` (arrays) plus a `.json` (axes, settings). Plotting never re-runs anything: from a
-shell, `python -m jaxbandit plot FILE [--loglog]` redraws any saved result.
+A result is one `.npz` holding its arrays, axes and settings. Plotting never re-runs anything: from a
+shell, `python -m jaxbandit plot FILE [--loglog] [--select AXIS=VALUE ...]` redraws any saved result.
 """),
     code(r"""
 path = res.save(OUT / "quickstart.npz")
@@ -348,17 +348,8 @@ the file.
     code(r"""
 saved = jb.SweepResult.load(result.paths["npz"])
 print(f"dims {saved.dims}; versions {saved.meta['versions']}")
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-for ax, noise in zip(axes, figure1.NOISES):
-    for method in saved.coords["algorithm"]:
-        for C in saved.coords["C"]:
-            curves = saved.sel(constants="tuned", noise=noise, algorithm=method, C=C).cumulative_regret
-            mean, se = jb.analysis.mean_and_stderr(curves, axis=0)
-            ax.loglog(saved.coords["round"], mean, label=f"{saved.meta['labels'][method]}, C={C:g}")
-    ax.set_title(f"{noise}, tuned constants (log–log)")
-    ax.set_xlabel("round t")
-    ax.legend(fontsize=8)
-fig.tight_layout()
+# a colour per algorithm, a panel per noise setting and C
+fig = jb.plots.plot_panels(saved.sel(constants="tuned"), loglog=True, title="tuned constants (log–log)")
 plt.show()"""),
 ]
 

@@ -187,6 +187,19 @@ def test_the_demo_with_one_seed_prints_no_standard_error_and_says_why_theory_is_
     assert "its theory radius is beta = " in out and "almost linearly" in out
 
 
+def test_the_demo_progress_bar_says_compiling_then_advances_by_chunk(tmp_path, capsys):
+    """The demo's sweep ran as one chunk: its bar sat silent at 0 % while compiling, then jumped to 100 %."""
+    from jaxbandit.experiments import demo
+
+    demo.run_demo(40, 1, tmp_path, progress=True)
+    states = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    compiling = [s for s in states if "compiling (the first chunk's rounds wait for it)" in s]
+    assert compiling and " 0/40 " in compiling[0]  # said before any round has run
+    done = sorted({int(m) for s in states for m in __import__("re").findall(r" (\d+)/40 ", s)})
+    assert done == list(range(0, 41, 4))  # 10 chunks of 4 rounds
+    assert "compiled and ran the first chunk in" in "".join(states)
+
+
 @pytest.mark.parametrize("command", ["demo", "bench", "figure1", "scaling"])
 def test_options_before_the_command_are_refused_not_ignored(command, capsys):
     """`--horizon 300 --seeds 2 --out x bench` ran the command's defaults into its default folder: the

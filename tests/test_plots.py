@@ -108,11 +108,13 @@ def with_constants_axis(res):
 
 def test_string_coordinates_label_panels_and_lines(tmp_path):
     res = with_constants_axis(synthetic())
-    fig = plots.plot_panels(res)  # panels by the first grid axis other than algorithm: constants
-    assert [ax.get_title() for ax in fig.axes] == ["constants=theory", "constants=tuned"]
-    tuned = fig.axes[1].get_lines()
-    assert tuned[1].get_label() == "A, C=0"
-    np.testing.assert_allclose(tuned[1].get_ydata(), 2.0 * SEED_FACTORS.mean() * np.sqrt(ROUNDS))
+    fig = plots.plot_panels(res)  # a panel per constants × C (a row per constants), a line per algorithm
+    titles = [f"constants={k}, C={c}" for k in ("theory", "tuned") for c in (100, 0, 10)]
+    assert [ax.get_title() for ax in fig.axes] == titles
+    tuned_c0 = fig.axes[4].get_lines()
+    assert [ln.get_label() for ln in tuned_c0] == ["A", "B"]
+    np.testing.assert_allclose(tuned_c0[0].get_ydata(), 2.0 * SEED_FACTORS.mean() * np.sqrt(ROUNDS))
+    assert fig.axes[4].get_subplotspec().rowspan.start == 1  # tuned: the second row
     ax = plots.plot_regret_curves(res.sel(C=0.0))
     labels = ["constants=theory, A", "constants=theory, B", "constants=tuned, A", "constants=tuned, B"]
     assert [ln.get_label() for ln in ax.get_lines()] == labels
@@ -138,7 +140,8 @@ def test_a_line_with_the_same_runs_as_an_earlier_one_is_dashed_and_says_so():
     legend = ax.get_legend()
     assert legend.get_bbox_to_anchor().x0 >= ax.get_window_extent().x1 - 1  # outside the data, right
     fig = plots.plot_panels(twin)
-    assert all("dashed: the same runs" in a.get_title() for a in fig.axes)
+    assert all("dotted: the same runs" in a.get_title() for a in fig.axes)
+    assert [ln.get_linestyle() for ln in fig.axes[0].get_lines()] == ["-", "-", ":"]
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["A", "B", "A2"]
     with pytest.raises(ValueError, match="legend='inside' is invalid"):
         plots.plot_regret_curves(twin, legend="inside")
@@ -223,7 +226,7 @@ def test_loglog_fit_of_power_laws_and_bad_input():
         loglog_fit(t - 1.0, t)
 
 
-def test_panels_one_per_first_grid_axis_value():
+def test_panels_one_per_value_of_the_axes_that_are_not_lines():
     fig = plots.plot_panels(synthetic())
     visible = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title() for ax in visible] == ["C=100", "C=0", "C=10"]
@@ -232,6 +235,20 @@ def test_panels_one_per_first_grid_axis_value():
     assert len(single.axes) == 1 and single.axes[0].get_yscale() == "log"
     with pytest.raises(ValueError, match="by='algorithm' is invalid"):
         plots.plot_panels(synthetic(), by="algorithm")
+    # without an algorithm axis (a sweep of one algorithm over C × beta_scale): a line per beta_scale
+    one = synthetic().sel(algorithm="A")
+    scaled = jb.SweepResult(
+        ("C", "beta_scale", "seed", "round"),
+        {**one.coords, "beta_scale": np.array([1.0, 1e-4])},
+        {"cumulative_regret": np.stack([one.cumulative_regret, 2 * one.cumulative_regret], axis=1)},
+    )
+    assert plots.facets(scaled) == (["beta_scale"], ["C"])
+    fig = plots.plot_panels(scaled)
+    assert [ax.get_title() for ax in fig.axes] == ["C=100", "C=0", "C=10"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["beta_scale=1", "beta_scale=0.0001"]
+    np.testing.assert_allclose(
+        fig.axes[1].get_lines()[1].get_ydata(), 2 * SEED_FACTORS.mean() * np.sqrt(ROUNDS)
+    )
 
 
 # ---- the plot CLI -------------------------------------------------------------------------------
@@ -339,3 +356,274 @@ def test_the_demos_method_axis_is_bitwise_the_methods_run_as_separate_algorithms
         np.testing.assert_array_equal(
             res.cumulative_regret[row], separate.sel(algorithm=name).cumulative_regret
         )
+
+
+# ---- facets, selection, summaries -----------------------------------------------------------------
+
+
+def bench_like():
+    """A benchmark-shaped result: algorithm × constants × noise × attack, curves c·√t with c known."""
+    rounds = np.array([10, 100, 1000])
+    alg, const = np.array(["oful", "lin_ts"]), np.array(["theory", "tuned"])
+    noise = np.array(["gaussian(ε=1)", "pareto(ε=0.5)", "pareto(ε=1)"])
+    attack = np.array(["none"] + [f"{a} C={c}" for a in ("flip", "targeted") for c in (10, 30, 100, 300)])
+    scale = np.arange(2 * 2 * 3 * 9, dtype=float).reshape(2, 2, 3, 9) + 1.0
+    cum = scale[..., None, None] * SEED_FACTORS[:, None] * np.sqrt(rounds)
+    coords = {"algorithm": alg, "constants": const, "noise": noise, "attack": attack}
+    return jb.SweepResult(
+        ("algorithm", "constants", "noise", "attack", "seed", "round"),
+        {**coords, "seed": np.arange(3), "round": rounds},
+        {"cumulative_regret": cum},
+    )
+
+
+def test_a_benchmark_result_is_faceted_and_too_many_panels_name_a_selection(tmp_path, capsys):
+    res = bench_like()
+    # three axes besides the algorithm: the shortest (constants) becomes line styles
+    assert plots.facets(res) == (["algorithm", "constants"], ["noise", "attack"])
+    with pytest.raises(
+        ValueError, match=r"27 panels \(noise \(3\) × attack \(9\)\), more than max_panels=24"
+    ):
+        plots.plot_panels(res)
+    fig = plots.plot_panels(cli.select(res, ["attack=none"]))
+    assert [ax.get_title() for ax in fig.axes] == [
+        f"constants={k}, noise={n}" for k in ("theory", "tuned") for n in res.coords["noise"]
+    ]
+    assert "attack=none" in fig._suptitle.get_text()  # the selected value, one: in the title
+    lines = fig.axes[4].get_lines()  # tuned, pareto(ε=0.5): lines OFUL, LinTS
+    assert [ln.get_label() for ln in lines] == ["OFUL", "LinTS"]
+    np.testing.assert_allclose(lines[1].get_ydata(), res.cumulative_regret[1, 1, 1, 0].mean(axis=0))
+    # a family name selects all its values; eps for ε; algorithms by their label
+    part = cli.select(res, ["noise=pareto", "attack=flip C=30", "algorithm=LinTS"])
+    assert list(part.coords["noise"]) == ["pareto(ε=0.5)", "pareto(ε=1)"]
+    assert cli.select(res, ["noise=Pareto(eps=1)"]).coords["noise"].tolist() == ["pareto(ε=1)"]
+    np.testing.assert_array_equal(part.cumulative_regret[0, :, :, 0], res.cumulative_regret[1, :, 1:, 2])
+    for bad, said in (("noise=cauchy", "matches none of the values of noise"), ("shape=1", "AXIS=VALUE")):
+        with pytest.raises(ValueError, match=said):
+            cli.select(res, [bad])
+    path = tmp_path / "per_seed.npz"
+    bench_like().save(path)
+    assert cli.main(["plot", str(path), "--select", "constants=tuned", "--out", str(tmp_path)]) == 2
+    assert (
+        "3 noise × 9 attack panels, too many to read in one figure: draw some with --select, e.g. "
+        "--select attack='none'" in capsys.readouterr().err
+    )
+    assert cli.main(["plot", str(path), "--select", "attack=none", "--out", str(tmp_path)]) == 0
+    # FILE may follow the pairs; one FILE, and pairs only
+    assert cli.main(["plot", "--select", "attack=none", str(path), "--out", str(tmp_path / "after.png")]) == 0
+    assert (tmp_path / "after.png").read_bytes()[:8] == PNG_MAGIC
+    capsys.readouterr()
+    for argv, said in (
+        (["--select", "attack=none"], "error: plot takes one FILE: give the result to draw\n"),
+        (
+            [str(path), "--select", "attack=none", "b.npz"],
+            f"error: plot takes one FILE: {path} and b.npz are two\n",
+        ),
+    ):
+        assert cli.main(["plot", *argv]) == 2
+        assert capsys.readouterr().err == said
+    with pytest.raises(SystemExit, match="2"):  # an argument error, as argparse's own
+        cli.main(["plot", "--select", "attack=none", "x", "y"])
+    assert capsys.readouterr().err == "error: argument --select: give AXIS=VALUE pairs, not 'x'\n"
+
+
+def test_plot_of_a_summary_draws_the_result_written_with_it(tmp_path, capsys):
+    res = synthetic()
+    res.meta["created"] = "2026-12-05T08:41:41+00:00"
+    summary = {
+        "figure": "Figure 1",
+        "created": res.meta["created"],
+        "summary": [],
+        "files": {"npz": "/x/results.npz"},
+    }
+    (tmp_path / "figure1.json").write_text(__import__("json").dumps(summary))
+    assert cli.main(["plot", str(tmp_path / "figure1.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is Figure 1's summary (settings and final numbers, no curves), not a result" in err
+    assert "results.npz or figure1_results.npz or per_seed.npz" in err
+    other = synthetic()
+    other.meta["created"] = "another run"
+    other.save(tmp_path / "results.npz")  # not the run the summary describes: not drawn
+    assert cli.main(["plot", str(tmp_path / "figure1.json")]) == 2
+    res.save(tmp_path / "figure1_results.npz")
+    assert cli.main(["plot", str(tmp_path / "figure1.json")]) == 0
+    assert "drawing " + str(tmp_path / "figure1_results.npz") in capsys.readouterr().out
+    assert (tmp_path / "figure1_results.png").read_bytes()[:8] == PNG_MAGIC
+    assert not (tmp_path / "figure1.png").exists()  # the name of Figure 1's own drawing is left alone
+
+
+def test_a_result_of_final_regret_only_is_drawn_against_its_longest_numeric_axis():
+    """A scaling or tuning result records one round: no curves against t, so its numeric axis with the
+    most values is the x axis (mean ± s.e. of the final regret over seeds)."""
+    res = with_constants_axis(synthetic(rounds=np.array([1000])))
+    assert plots.final_axis(res) == "C" and plots.facets(res) == (["algorithm"], ["constants"])
+    fig = plots.plot_panels(res, loglog=True)
+    assert [ax.get_title() for ax in fig.axes] == ["constants=theory", "constants=tuned"]
+    tuned_b = fig.axes[1].containers[1].lines[0]  # tuned, B: 2·0.3·1000·(1 + C/100), sorted by C
+    np.testing.assert_allclose(tuned_b.get_xdata(), [0, 10, 100])
+    np.testing.assert_allclose(tuned_b.get_ydata(), 600 * SEED_FACTORS.mean() * np.array([1.0, 1.1, 2.0]))
+    assert fig.axes[0].get_xscale() == "symlog" and fig.axes[0].get_xlabel() == "C"
+    assert_readable(fig, "final regret against C")
+    assert plots.final_axis(synthetic()) is None  # curves: regret against t
+
+
+def test_a_lone_npz_of_an_earlier_version_names_its_sidecar(tmp_path, capsys):
+    import shutil
+
+    shutil.copy("docs/figure1_results.npz", tmp_path / "copied.npz")  # saved with a .json beside it
+    assert cli.main(["plot", str(tmp_path / "copied.npz")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "copied.json beside it, and copied.json is missing: copy it" in err
+
+
+# ---- every figure the CLI, the experiments and the notebooks draw, rendered small and read -------------
+
+DOCS = jb.__file__ and __import__("pathlib").Path(__file__).resolve().parents[1] / "docs"
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The figures saved while the test runs, as (path, Figure): every experiment saves through
+    ``save_figure`` (the figure stays drawable after ``plt.close``)."""
+    from jaxbandit.experiments import demo
+    from jaxbandit.experiments.bench import report as bench_report
+    from jaxbandit.report import plots as plots_module
+
+    figures = []
+
+    def keep(fig, path):
+        figures.append((path, fig))
+
+    for module in (plots_module, bench_report, demo):
+        monkeypatch.setattr(module, "save_figure", keep)
+    return figures
+
+
+def assert_readable(fig, what: str) -> None:
+    """Rendered small (a plain ``savefig``, no tight bounding box): every legend lies inside the figure and
+    off every panel but its own, every log axis labels at least two ticks, and every visible panel holds
+    data or says why it holds none."""
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not hasattr(fig.canvas, "get_renderer"):  # closed by the code that saved it
+        FigureCanvasAgg(fig)
+    fig.savefig(io.BytesIO(), format="png", dpi=30)
+    fig.set_dpi(30)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.bbox
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    legends = [(lg, None) for lg in fig.legends] + [(ax.get_legend(), ax) for ax in panels if ax.get_legend()]
+    for legend, owner in legends:
+        extent = legend.get_window_extent(renderer)
+        assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, f"{what}: a legend leaves the figure"
+        assert box.y0 - 1 <= extent.y0 and extent.y1 <= box.y1 + 1, f"{what}: a legend leaves the figure"
+        for ax in panels:
+            if ax is not owner:
+                assert not extent.overlaps(ax.get_window_extent(renderer)), f"{what}: a legend covers a panel"
+
+    def labelled(axis) -> int:
+        lo, hi = sorted(axis.get_view_interval())
+        shown = zip(axis.get_majorticklocs(), axis.get_ticklabels())
+        return sum(1 for v, t in shown if t.get_text() and t.get_visible() and lo <= v <= hi)
+
+    for ax in panels:
+        for name, scale in (("x", ax.get_xscale()), ("y", ax.get_yscale())):
+            if scale in ("log", "symlog"):  # a shared axis is labelled on one of the panels sharing it
+                siblings = getattr(ax, f"get_shared_{name}_axes")().get_siblings(ax)
+                count = max(labelled(getattr(a, f"{name}axis")) for a in siblings)
+                assert count >= 2, f"{what}: {ax.get_title()!r} labels {count} tick(s) on a log {name} axis"
+        holds = any(len(ln.get_xdata()) for ln in ax.get_lines()) or ax.collections or ax.texts
+        assert holds, f"{what}: the panel {ax.get_title()!r} is empty"
+
+
+def test_every_figure_of_the_cli_is_readable(tmp_path, drawn, capsys):
+    bench = DOCS / "benchmarks" / "bench_cpu_2026-12-05"
+    runs = [
+        [str(DOCS / "figure1_results.npz")],
+        [str(DOCS / "figure1_results.npz"), "--loglog"],
+        [str(DOCS / "figure1.json")],  # Figure 1 itself, its runtimes included
+        [str(bench / "per_seed.npz"), "--select", "attack=none"],
+        [str(bench / "per_seed.npz"), "--select", "noise=student_t(eps=0.5)", "constants=tuned", "--loglog"],
+        [str(DOCS / "benchmarks" / "scaling_cpu_2026-12-05" / "results_C.npz")],  # final regret against C
+        [str(DOCS / "benchmarks" / "scaling_cpu_2026-12-05" / "results_d.npz"), "--select", "eps=1"],
+    ]
+    for k, args in enumerate(runs):
+        assert cli.main(["plot", *args, "--out", str(tmp_path / f"{k}.png")]) == 0, capsys.readouterr().err
+    assert len(drawn) == len(runs)
+    for args, (_, fig) in zip(runs, drawn):
+        assert_readable(fig, " ".join(args))
+    assert len(drawn[2][1].axes) == 6  # Figure 1: panels (a), (b), (c) per constants setting
+
+
+def test_every_figure_of_the_experiments_is_readable(tmp_path, drawn):
+    import json
+
+    from jaxbandit.experiments import demo
+    from jaxbandit.experiments.bench import report as bench_report
+    from jaxbandit.experiments.scaling import report as scaling_report
+
+    demo.run_demo(30, 2, tmp_path, progress=False)
+    bench = DOCS / "benchmarks" / "bench_cpu_2026-12-05"
+    info = json.loads((bench / "bench.json").read_text())
+    bench_report.figures(jb.SweepResult.load(bench / "per_seed.npz"), info, tmp_path)
+    scaling = DOCS / "benchmarks" / "scaling_cpu_2026-12-05"
+    data = json.loads((scaling / "scaling.json").read_text())
+    parts = {p: jb.SweepResult.load(scaling / f"results_{p}.npz") for p in ("T", "C", "d")}
+    assert set(scaling_report.draw(scaling_report.arrays_from(parts), data, tmp_path)) == {
+        "png_T",
+        "png_C",
+        "png_d",
+    }
+    names = [p.name for p, _ in drawn]
+    assert names == [
+        "regret.png",
+        "frontier.png",
+        "epsilon.png",
+        "scaling_T.png",
+        "scaling_C.png",
+        "scaling_d.png",
+    ]
+    for path, fig in drawn:
+        assert_readable(fig, path.name)
+    # scaling --budgets 0 50: one budget besides 0 is no line on log–log axes, so no C figure
+    parts["C"] = cli.select(parts["C"], ["C=0", "C=50"])
+    assert set(scaling_report.draw(scaling_report.arrays_from(parts), data, tmp_path)) == {"png_T", "png_d"}
+
+
+def test_the_notebooks_figures_are_readable():
+    res = synthetic()
+    # quickstart: regret curves and the frontier side by side, as its cell draws them
+    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.2), layout="constrained")
+    plots.plot_regret_curves(res, ax=left, loglog=True, title="regret")
+    plots.plot_final_vs(res, "C", ax=right, logx=True, title="final regret against C")
+    assert_readable(fig, "quickstart")
+    # figure1: the saved result's tuned curves on log–log axes
+    saved = jb.SweepResult.load(DOCS / "figure1_results.npz")
+    fig = plots.plot_panels(saved.sel(constants="tuned"), loglog=True, title="tuned constants (log–log)")
+    titles = [f"noise={n}, C={c}" for n in ("student_t", "pareto") for c in (0, 100)]
+    assert [ax.get_title() for ax in fig.axes] == titles
+    assert_readable(fig, "figure1 notebook")
+    # each function on its own figure, legend right of the axes
+    for ax in (plots.plot_regret_curves(res), plots.plot_final_vs(res, "C", logy=True)):
+        assert_readable(ax.figure, "a plot_* function's own figure")
+
+
+def test_log_axes_label_ticks_within_a_decade_and_over_several():
+    for lo, hi in ((650.0, 1800.0), (90.0, 101.0), (3.0, 700.0), (1.0, 1e6)):
+        fig, ax = plt.subplots(layout="constrained")
+        ax.plot([1, 2], [lo, hi])
+        ax.set_yscale("log")
+        ax.set_ylim(lo, hi)
+        plots.readable_log_ticks(ax)
+        fig.canvas.draw()
+        shown = [(v, t.get_text()) for v, t in zip(ax.yaxis.get_majorticklocs(), ax.yaxis.get_ticklabels())]
+        values = [v for v, t in shown if lo <= v <= hi and t]
+        texts = [t for v, t in shown if lo <= v <= hi and t]
+        assert len(values) >= 2 and len(texts) >= 2, (lo, hi, texts)
+        if hi / lo < 1e3:  # plain numbers where 1-2-5 or round values are labelled
+            assert all(float(t) == pytest.approx(v) for t, v in zip(texts, values)), texts
+    with pytest.raises(ValueError, match="axes='z' is invalid"):
+        plots.readable_log_ticks(ax, "z")

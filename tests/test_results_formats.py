@@ -293,8 +293,8 @@ FOREIGN = {
     ),
     "its json missing": (
         lambda p: p.with_suffix(".json").unlink(),
-        r"is incomplete: it holds no dims and meta, and r.json \(where earlier versions kept them\) is "
-        "missing",
+        r"was saved by an earlier jaxbandit, which kept its dims and meta in the file r.json beside it, "
+        r"and r.json is missing: copy it with the .npz",
     ),
     "its json garbled": (
         lambda p: p.with_suffix(".json").write_text("{"),

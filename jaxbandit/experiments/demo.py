@@ -17,6 +17,8 @@ from ..report.plots import plot_regret_curves, pyplot, save_figure
 from ..report.results import SweepResult
 
 DEMO_BETA_SCALE = 1e-4  # chosen on seeds 1000–1007 (not the demo's seeds 0..n−1), see README
+#: The chunks the demo's horizon runs in: its progress bar's steps.
+PROGRESS_STEPS = 10
 
 
 def run_demo(horizon: int, seeds: int, out: Path, progress: bool = True) -> dict:
@@ -51,6 +53,7 @@ def run_demo(horizon: int, seeds: int, out: Path, progress: bool = True) -> dict
         horizon=horizon,
         seeds=seeds,
         record=max(1, horizon // 200),
+        chunk_size=-(-horizon // PROGRESS_STEPS),  # the bar advances chunk by chunk
         progress=progress,
     )
     others = {k: v for k, v in by_method.coords.items() if k != "method"}
@@ -97,7 +100,7 @@ def run_demo(horizon: int, seeds: int, out: Path, progress: bool = True) -> dict
     )
 
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True, layout="constrained")
     for ax, C in zip(axes, res.coords["C"]):
         plot_regret_curves(res.sel(C=C), ax=ax, title=f"flip adversary, C = {C:g}", legend="below")
     axes[1].set_ylabel("")

@@ -1,19 +1,23 @@
 """Plots of sweep results (matplotlib, headless-safe). Plotting never re-runs anything.
 
-Every ``plot_*`` function draws on ``ax`` (a new figure when ``None``) and returns the Axes; means are
-over seeds with a ± one standard-error band or bar:
+Every ``plot_*`` function but :func:`plot_panels` draws on ``ax`` (a new figure when ``None``) and returns
+the Axes; means are over seeds with a ± one standard-error band or bar:
 
 - :func:`plot_regret_curves`: cumulative regret against round t (``loglog=True`` for log–log axes);
 - :func:`plot_final_vs`: final regret against one grid axis, e.g. C — a robustness frontier;
 - :func:`plot_runtime`: wall-clock seconds against horizon T on log–log axes;
-- :func:`plot_panels`: a figure with one regret panel per value of a grid axis (what
-  ``python -m jaxbandit plot FILE`` draws).
+- :func:`plot_panels`: a figure of regret panels, a line per algorithm and a panel per combination of the
+  other grid axes (:func:`facets`; what ``python -m jaxbandit plot FILE`` draws).
+
+The figures they make use constrained layout, so a legend outside the axes stays inside the figure and a
+plain ``fig.savefig`` keeps it; log axes label enough ticks to read values off (:func:`readable_log_ticks`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +27,7 @@ from .results import SweepResult
 
 __all__ = [
     "algorithm_style",
+    "facets",
     "mean_and_stderr",
     "panel_axis",
     "plot_final_vs",
@@ -30,6 +35,7 @@ __all__ = [
     "plot_regret_curves",
     "plot_runtime",
     "pyplot",
+    "readable_log_ticks",
     "save_figure",
 ]
 
@@ -75,9 +81,44 @@ def pyplot():
     return plt
 
 
+def readable_log_ticks(ax, axes: str = "xy") -> None:
+    """Label enough ticks on each log-scaled axis of ``ax`` to read values off it: matplotlib labels only
+    powers of 10 by default, so a range within a decade (regret from 650 to 1800) shows one label or
+    none. Over more than 3 decades the powers of 10 are kept; over 1 to 3, ticks at 1, 2 and 5 times
+    them; within about a decade, at evenly spaced round values. Labels are plain numbers (``%g``), minor
+    ticks unlabelled. ``axes``: which of them, ``"x"``, ``"y"`` or ``"xy"`` (an axis whose ticks were set
+    at the grid's own values is left out). Call it once the data are drawn: it reads the axis limits."""
+    from matplotlib import ticker
+
+    if axes not in ("x", "y", "xy"):
+        raise ValueError(f"axes={axes!r} is invalid: it must be 'x', 'y' or 'xy'")
+    for axis, scale in ((ax.xaxis, ax.get_xscale()), (ax.yaxis, ax.get_yscale())):
+        if scale != "log" or axis.axis_name not in axes:
+            continue
+        lo, hi = sorted(axis.get_view_interval())
+        if not (np.isfinite(lo) and np.isfinite(hi)) or lo <= 0 or hi <= lo:
+            continue
+        decades = math.log10(hi / lo)
+        if decades > 3:
+            continue
+        locator: ticker.Locator
+        if decades > 1:
+            locator = ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0))
+        else:
+            values = np.asarray(ticker.MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(lo, hi))
+            values = values[(values >= lo) & (values <= hi) & (values > 0)]
+            if values.size < 2:
+                values = np.asarray(ticker.LogLocator(base=10, subs="all").tick_values(lo, hi))
+                values = values[(values >= lo) & (values <= hi)]
+            locator = ticker.FixedLocator(values)
+        axis.set_major_locator(locator)
+        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(ticker.NullFormatter())
+
+
 def _new_axes(ax, figsize=(6, 4)):
-    if ax is None:
-        _, ax = pyplot().subplots(figsize=figsize)
+    if ax is None:  # constrained layout makes room for a legend outside the axes
+        _, ax = pyplot().subplots(figsize=figsize, layout="constrained")
         return ax
     from matplotlib.axes import Axes
 
@@ -181,6 +222,8 @@ def plot_regret_curves(
     if any(labels) or ax.get_legend() is not None:
         _legend(ax, legend)
     ax.grid(alpha=0.3, which="both" if loglog else "major")
+    if loglog:
+        readable_log_ticks(ax)
     return ax
 
 
@@ -251,6 +294,8 @@ def plot_final_vs(
     if any(labels) or ax.get_legend() is not None:
         _legend(ax, "right")
     ax.grid(alpha=0.3)
+    if logy:
+        readable_log_ticks(ax)
     return ax
 
 
@@ -314,79 +359,259 @@ def plot_runtime(
         ax.set_title(title)
     _legend(ax, "right")
     ax.grid(alpha=0.3, which="both")
+    readable_log_ticks(ax)
     return ax
 
 
 def panel_axis(result: SweepResult) -> str | None:
-    """The first grid axis other than ``algorithm`` (None when there is none): the default axis that
-    :func:`plot_panels` splits into panels."""
+    """The first grid axis other than ``algorithm`` with more than one value (None when there is none):
+    an axis :func:`plot_panels` splits into panels."""
     check_result(result)
-    grid_axes = [d for d in result.dims if d not in _NON_GRID]
-    return grid_axes[0] if grid_axes else None
+    panels = facets(result)[1]
+    return panels[0] if panels else None
+
+
+#: The most panels :func:`plot_panels` draws in one figure; a result with more is refused, naming them.
+MAX_PANELS = 24
+#: Line styles of the values of a second line axis (the first one's values take the colours).
+LINESTYLES: tuple[Any, ...] = ("-", "--", "-.", ":", (0, (5, 1, 1, 1, 1, 1)), (0, (3, 1)))
+
+
+def _sizes(result: SweepResult) -> dict[str, int]:
+    shape = np.shape(result.data[next(iter(result.data))])
+    return {d: int(n) for d, n in zip(result.dims, shape)}
+
+
+def facets(result: SweepResult, by=None) -> tuple[list[str], list[str]]:
+    """``(line axes, panel axes)``: how :func:`plot_panels` draws ``result`` (see :func:`_layout`)."""
+    lines, panels, _ = _layout(result, by)
+    return lines, panels
+
+
+def final_axis(result: SweepResult, by=None) -> str | None:
+    """The grid axis :func:`plot_panels` puts on the x axis of a result that recorded fewer than three
+    rounds (final regret only: a scaling or tuning result), its numeric axis with the most values
+    besides the line axes; None when it draws regret against t."""
+    return _layout(result, by)[2]
+
+
+def _layout(result: SweepResult, by=None) -> tuple[list[str], list[str], str | None]:
+    """``(line axes, panel axes, x axis)``: how :func:`plot_panels` draws ``result``. Grid axes with one
+    value are neither (the figure's title names them). By default the lines are one per algorithm (without an
+    ``algorithm`` axis, one per value of the last grid axis) and the panels one per combination of the
+    other axes; with more than two of them, the shortest (the last on a tie) is drawn as line styles,
+    so that a benchmark result (constants × noise × attack) gets its constants as solid/dashed lines and
+    one panel per noise × attack. A result with fewer than three recorded rounds has no curves: its
+    numeric axis with the most values is the x axis (:func:`final_axis`). ``by`` (an axis or a tuple of
+    axes, not ``algorithm``) names the panel axes instead; every other varying axis is then a line."""
+    check_result(result)
+    sizes = _sizes(result)
+    grid = [d for d in result.dims if d not in ("seed", "round")]
+    varying = [d for d in grid if sizes[d] > 1]
+    if by is not None:
+        chosen = (by,) if isinstance(by, str) else by
+        valid = tuple(d for d in grid if d != "algorithm")
+        if not isinstance(chosen, (tuple, list)) or not chosen or any(d not in valid for d in chosen):
+            raise ValueError(
+                f"by={by!r} is invalid: it must be None, one of the result's grid axes other than "
+                f"'algorithm' {valid}, or a tuple of them"
+            )
+        panels = list(dict.fromkeys(chosen))
+        return [d for d in varying if d not in panels], panels, None
+    lines = [d for d in varying if d == "algorithm"] or varying[-1:]  # no algorithm axis: the last one
+    panels = [d for d in varying if d not in lines]
+    x = None
+    if np.size(result.coords["round"]) < 3:  # no curves against t: final regret against a grid axis
+        numeric = [d for d in panels if np.asarray(result.coords[d]).dtype.kind in "iuf"]
+        if numeric:
+            x = max(numeric, key=lambda d: sizes[d])
+            panels.remove(x)
+    if len(panels) > 2 and len(lines) < 2:
+        shortest = min(reversed(panels), key=lambda d: sizes[d])
+        panels.remove(shortest)
+        lines.append(shortest)
+    return lines, panels, x
+
+
+def _display(dim: str, value) -> str:
+    """A legend entry or title part: an algorithm by the label its tables print, others as
+    :func:`_format_value`."""
+    if dim == "algorithm":
+        from ..agents import registry
+
+        name = str(value)
+        return registry.algorithm(name).label if name in registry.names() else name
+    return _format_value(dim, value)
+
+
+def _combos(result: SweepResult, dims) -> list[dict[str, int]]:
+    """Every combination of positions along ``dims`` (C order), as ``{dim: index}``."""
+    sizes = _sizes(result)
+    return [dict(zip(dims, idx)) for idx in np.ndindex(*[sizes[d] for d in dims])]
 
 
 def plot_panels(
     result: SweepResult,
     *,
-    by: str | None = None,
+    by=None,
     loglog: bool = False,
-    ncols: int = 3,
+    ncols: int = 4,
     title: str | None = None,
+    max_panels: int = MAX_PANELS,
 ):
-    """A figure with one :func:`plot_regret_curves` panel per value of the grid axis ``by`` (default:
-    :func:`panel_axis`, the first grid axis other than ``algorithm``; a single panel when the result
-    has none). Panels share the y axis so that regret levels compare across them. Returns the Figure
-    (its panels are ``fig.axes``)."""
+    """A figure of mean cumulative regret against round t (± one standard-error band over seeds), one
+    panel per combination of the panel axes and one line per combination of the line axes that
+    :func:`facets` chooses (by default, one line per algorithm; ``by`` names the panel axes).
+    Panels wrap after ``ncols`` columns and share the y axis, so that regret levels compare across
+    them; the legend, one entry per line, is outside the panels, within the figure (constrained
+    layout), so a plain ``fig.savefig`` keeps it. A line whose runs equal an earlier line's exactly in
+    a panel would be hidden under it: it is dotted and the panel's title says so. More than
+    ``max_panels`` panels is a ``ValueError`` naming the axes: select values first (``result.sel``;
+    ``python -m jaxbandit plot --select``). Returns the Figure (its panels are ``fig.axes``)."""
     check_result(result)
     loglog = V.check_flag("loglog", loglog)
-    if isinstance(ncols, bool) or not isinstance(ncols, (int, np.integer)) or ncols < 1:
-        raise ValueError(f"ncols={ncols!r} is invalid: it must be an integer >= 1")
-    if by is None:
-        by = panel_axis(result)
-    elif by not in [d for d in result.dims if d not in _NON_GRID]:
+    for name, value in (("ncols", ncols), ("max_panels", max_panels)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name}={value!r} is invalid: it must be an integer >= 1")
+    lines, panels, x_axis = _layout(result, by)
+    sizes = _sizes(result)
+    n_panels = math.prod(sizes[d] for d in panels)
+    if n_panels > max_panels:
+        shape = " × ".join(f"{d} ({sizes[d]})" for d in panels)
         raise ValueError(
-            f"by={by!r} is invalid: it must be None or one of the result's grid axes "
-            f"{tuple(d for d in result.dims if d not in _NON_GRID)}"
+            f"the result has {n_panels} panels ({shape}), more than max_panels={max_panels} readable in "
+            "one figure: select values of an axis first (result.sel, or plot --select AXIS=VALUE)"
         )
-    values = [None] if by is None else list(np.asarray(result.coords[by]))
-    cols = min(int(ncols), len(values))
-    rows = math.ceil(len(values) / cols)
+    curves, other = _seed_last(result)
+    rounds = np.asarray(result.coords["round"], dtype=np.float64)
+    line_combos = _combos(result, lines)
+    panel_combos = _combos(result, panels)
+    cols = min(int(ncols), len(panel_combos))
+    if len(panels) == 2 and sizes[panels[1]] <= ncols:  # a row per value of the first, a column per second
+        cols = sizes[panels[1]]
+    rows = math.ceil(len(panel_combos) / cols)
     plt = pyplot()
-    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 4 * rows), sharey=True, squeeze=False)
-    for k, (value, ax) in enumerate(zip(values, axes.ravel())):
-        part = result if by is None else _take(result, by, k)
-        plot_regret_curves(
-            part,
-            ax=ax,
-            loglog=loglog,
-            title=None if value is None else _format_value(by, value),
-            legend=None,
-        )
-        if any(SAME in line.get_label() for line in ax.get_lines()):
-            ax.set_title(f"{ax.get_title()}\n(dashed: the same runs as an earlier line)", fontsize=9)
-        if k % cols:
-            ax.set_ylabel("")
-    for ax in axes.ravel()[len(values) :]:
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(3.6 * cols + 2.4, 2.9 * rows + 0.8), sharey=True, squeeze=False,
+        layout="constrained",
+    )  # fmt: skip
+    first = lines[0] if lines else None
+    styles: list[dict[str, Any]] = []
+    for k, combo in enumerate(line_combos):
+        style: dict[str, Any] = {"color": PALETTE[k % len(PALETTE)], "linestyle": "-"}
+        if first is not None:
+            name = str(np.asarray(result.coords[first])[combo[first]])
+            if first == "algorithm" and name in _registered():
+                style["color"] = algorithm_style(name)["color"]
+            else:
+                style["color"] = PALETTE[combo[first] % len(PALETTE)]
+        if len(lines) > 1:
+            rest = int(np.ravel_multi_index([combo[d] for d in lines[1:]], [sizes[d] for d in lines[1:]]))
+            style["linestyle"] = LINESTYLES[rest % len(LINESTYLES)]
+        styles.append(style)
+    labels = [
+        ", ".join(_display(d, np.asarray(result.coords[d])[i]) for d, i in combo.items())
+        for combo in line_combos
+    ]
+    markers = [
+        algorithm_style(str(np.asarray(result.coords[first])[c[first]]))["marker"]
+        if first == "algorithm"
+        else MARKERS[k % len(MARKERS)]
+        for k, c in enumerate(line_combos)
+    ]
+    if x_axis is not None:
+        xs = np.asarray(result.coords[x_axis], dtype=np.float64)
+        order = np.argsort(xs, kind="stable")
+    for k, (where, ax) in enumerate(zip(panel_combos, axes.ravel())):
+        drawn: list[np.ndarray] = []
+        twins = False
+        for combo, style, label, marker in zip(line_combos, styles, labels, markers):
+            at = {**where, **combo}
+            index = tuple(slice(None) if d == x_axis else at.get(d, 0) for d in other)
+            c = curves[index]
+            twin = any(np.array_equal(d, c, equal_nan=True) for d in drawn)
+            twins |= twin
+            drawn.append(c)
+            if x_axis is not None:  # c: [x, seed, round]; the final round against x
+                mean, se = mean_and_stderr(c[..., -1], axis=1)
+                ax.errorbar(
+                    xs[order], mean[order], yerr=se[order], label=label or None, color=style["color"],
+                    linestyle=":" if twin else style["linestyle"], marker=marker, markersize=4, capsize=2,
+                )  # fmt: skip
+                continue
+            mean, se = mean_and_stderr(c, axis=0)
+            ax.plot(
+                rounds, mean, label=label or None, color=style["color"],
+                linestyle=":" if twin else style["linestyle"], marker="o" if rounds.size < 3 else None,
+            )  # fmt: skip
+            lower = mean - se
+            if loglog:  # a band reaching 0 would be drawn to −∞; stop it at the curve's positive floor
+                positive = mean[mean > 0]
+                lower = np.where(lower > 0, lower, positive.min() if positive.size else np.nan)
+            ax.fill_between(rounds, lower, mean + se, color=style["color"], alpha=0.2, linewidth=0)
+        name = ", ".join(_display(d, np.asarray(result.coords[d])[i]) for d, i in where.items())
+        if twins:
+            name = f"{name}\n(dotted: the same runs as an earlier line)".lstrip("\n")
+        ax.set_title(name, fontsize=9)
+        if x_axis is not None:
+            _grid_ticks(ax, xs)
+            if loglog:
+                ax.set_yscale("log")
+        elif loglog:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3, which="both" if loglog else "major")
+        ax.tick_params(labelsize=8)
+        if k // cols == rows - 1 or k + cols >= len(panel_combos):
+            ax.set_xlabel("round t" if x_axis is None else x_axis, fontsize=9)
+        if k % cols == 0:
+            what = "cumulative regret" if x_axis is None else f"final regret (T={int(rounds[-1])})"
+            ax.set_ylabel(f"{what}\n(mean ± s.e. over seeds)", fontsize=9)
+    for ax in axes.ravel()[len(panel_combos) :]:
         ax.set_visible(False)
-    from matplotlib.lines import Line2D
+    for ax in axes.ravel()[: len(panel_combos)]:
+        if loglog:
+            readable_log_ticks(ax)
+    if any(labels):
+        from matplotlib.lines import Line2D
 
-    first = axes.ravel()[0].get_lines()
-    names = [line.get_label().split(f" ({SAME}")[0] for line in first]
-    if any(n and not n.startswith("_") for n in names):
-        handles = [Line2D([], [], color=line.get_color()) for line in first]
-        fig.legend(handles, names, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=8)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
+        handles = [
+            Line2D([], [], color=s["color"], linestyle=s["linestyle"], marker=m if x_axis else None)
+            for s, m in zip(styles, markers)
+        ]
+        per_column = max(12, int(rows * 2.9 / 0.2))  # entries of fontsize 8 that fit the figure's height
+        fig.legend(
+            handles, labels, loc="outside right upper", fontsize=8, ncols=math.ceil(len(labels) / per_column)
+        )
+    fixed = [
+        _display(d, np.asarray(result.coords[d])[0])
+        for d in result.dims
+        if d not in ("seed", "round") and sizes[d] == 1 and d in result.coords
+    ]
+    heading = "\n".join(x for x in (title, ", ".join(fixed)) if x)
+    if heading:
+        fig.suptitle(heading, fontsize=10)
     return fig
 
 
-def _take(result: SweepResult, dim: str, index: int) -> SweepResult:
-    """``result`` at position ``index`` of ``dim`` (by position, so repeated coordinates are fine)."""
-    ax = result.dims.index(dim)
-    data = {k: np.take(v, index, axis=ax) for k, v in result.data.items()}
-    coords = {k: v for k, v in result.coords.items() if k != dim}
-    return SweepResult(tuple(d for d in result.dims if d != dim), coords, data, dict(result.meta))
+def _grid_ticks(ax, x: np.ndarray) -> None:
+    """An x axis ticked at the grid's own values ``x``: log when they are positive and span a decade or
+    more, symmetric-log (linear below the smallest non-zero |value|) when they hold 0 and span that."""
+    nonzero = np.abs(x[x != 0])
+    if nonzero.size and nonzero.max() >= 10 * nonzero.min():
+        if np.all(x > 0):
+            ax.set_xscale("log")
+        else:
+            ax.set_xscale("symlog", linthresh=float(nonzero.min()))
+    ax.set_xticks(np.unique(x))
+    ax.set_xticklabels([f"{v:g}" for v in np.unique(x)])
+    ax.minorticks_off()
+
+
+def _registered() -> tuple[str, ...]:
+    from ..agents import registry
+
+    return tuple(registry.names())
 
 
 def save_figure(fig, path) -> None:

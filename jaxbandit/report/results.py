@@ -56,6 +56,11 @@ _INFO = "jaxbandit/info"
 #: The member of an ``.npz`` saved by earlier versions holding the id its ``.json`` holds too (``"save"``).
 _SAVE_ID = "jaxbandit/save"
 
+
+class MissingSidecar(ValueError):
+    """An ``.npz`` saved by an earlier version whose ``.json`` (its dims and meta) is not beside it."""
+
+
 #: The formats :meth:`SweepResult.save` and :meth:`SweepResult.load` choose by suffix (anything else
 #: is ``.npz``).
 FORMATS = (".npz", ".nc", ".zarr")
@@ -391,9 +396,10 @@ class SweepResult:
         carries the archive's save id)."""
         meta_path = path.with_suffix(".json")
         if not meta_path.is_file():
-            raise ValueError(
-                f"{str(path)!r} is incomplete: it holds no dims and meta, and {meta_path.name} (where "
-                f"earlier versions kept them) is missing; {fix}"
+            raise MissingSidecar(
+                f"{str(path)!r} was saved by an earlier jaxbandit, which kept its dims and meta in the file "
+                f"{meta_path.name} beside it, and {meta_path.name} is missing: copy it with the .npz (a "
+                "pair loaded and saved again, SweepResult.load(path).save(path), is one self-describing .npz)"
             )
         with reading(meta_path):
             info = json.loads(meta_path.read_text())

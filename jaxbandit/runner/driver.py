@@ -106,21 +106,32 @@ def run_algorithms(
     with each chunk's (a list per algorithm, rounds from ``t0`` on) and empty dicts returned; ``reach()``:
     how far the store reaches, recorded in each checkpoint."""
     lanes = plan.agent_params.shape[0] * len(make_algs)
-    program = plan.program(make_env, horizon, len(make_algs))
-    chunk_statics = Statics(make_algs, make_env, plan.layout, horizon, per_round, program)
-    carries = initial_carries(plan, chunk_statics)
-    kept: dict = {}
-    start_round = 0
-    if ckpt_path is not None:
-        restored = checkpoint_lib.load(ckpt_path, template=carries, finger=finger)
-        if restored is not None:
-            carries, kept, start_round = restored
-            check_restored(ckpt_path, kept, start_round, rounds_kept, plan.chunk, horizon, sink is not None)
-            carries = [distributed.shard_runs(c, plan.mesh) for c in carries]
     num_runs = plan.num_streams * lanes
+    # shown from the start: compiling takes seconds to minutes before the first chunk can advance it
+    bar = progress_bar(progress, horizon, num_runs, label)
+    try:
+        program = plan.program(make_env, horizon, len(make_algs))
+        chunk_statics = Statics(make_algs, make_env, plan.layout, horizon, per_round, program)
+        carries = initial_carries(plan, chunk_statics)
+        kept: dict = {}
+        start_round = 0
+        if ckpt_path is not None:
+            restored = checkpoint_lib.load(ckpt_path, template=carries, finger=finger)
+            if restored is not None:
+                carries, kept, start_round = restored
+                check_restored(
+                    ckpt_path, kept, start_round, rounds_kept, plan.chunk, horizon, sink is not None
+                )
+                carries = [distributed.shard_runs(c, plan.mesh) for c in carries]
+                if bar is not None:
+                    bar.update(start_round)
+    except BaseException:  # the bar's line ends before the error is printed
+        if bar is not None:
+            bar.close()
+        raise
     keep_idx = rounds_kept - 1
-    bar = progress_bar(progress, horizon, num_runs, label, start_round)
     start = time.perf_counter()
+    first: list = []  # when the first chunk finished, and its last round
 
     def finish(t0: int, chunk_carries: list, collect) -> None:
         """The chunk from round ``t0``: its kept rounds to the host (``collect``), then the checkpoint."""
@@ -146,8 +157,13 @@ def run_algorithms(
                 )
         if bar is not None:
             bar.update(done - bar.n)
-            rate = num_runs * (done - start_round) / max(time.perf_counter() - start, 1e-9)
-            bar.set_postfix_str(f"{rate:.3g} agent-rounds/s")
+            now = time.perf_counter()
+            if not first:  # its time holds the compilation: the rate is measured from the next chunk on
+                first.extend((now, done))
+                bar.set_postfix_str(f"compiled and ran the first chunk in {now - start:.1f} s")
+            elif done > first[1]:
+                rate = num_runs * (done - first[1]) / max(now - first[0], 1e-9)
+                bar.set_postfix_str(f"{rate:.3g} agent-rounds/s")
 
     with contextlib.ExitStack() as stack:
         pool = None  # the groups one after another, here
@@ -312,4 +328,6 @@ def progress_bar(progress, horizon, num_runs, label, initial=0):
     from . import progress as progress_lib
 
     desc = f"{label} ({num_runs} runs)" if label else f"{num_runs} runs"
-    return progress_lib.bar(total=horizon, initial=initial, desc=desc, unit="round")
+    bar = progress_lib.bar(total=horizon, initial=initial, desc=desc, unit="round")
+    bar.set_postfix_str("compiling (the first chunk's rounds wait for it)")
+    return bar

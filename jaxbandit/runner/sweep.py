@@ -145,7 +145,8 @@ def sweep(
         O(runs × recorded rounds).
       chunk_size: rounds per compiled chunk (default: the horizon in as few equal chunks as keep each
         within ``options.chunk_outputs`` = 2^24 outputs a field).
-      progress: show a progress bar with agent-rounds per second.
+      progress: show a progress bar: "compiling" until the first chunk is done, then agent-rounds per
+        second, advancing chunk by chunk (see ``chunk_size``).
       devices: devices to shard the streams over (default: all of ``jax.devices()``, every host's).
       checkpoint: a directory; after every chunk the sweep saves its state there atomically, and a
         sweep started again with the same settings resumes from it, with any device or worker count

@@ -24,7 +24,7 @@ import jaxbandit as jb
 from ...core import validation as V
 from ...persist.atomic import atomic_write_bytes
 from ...report.analysis import mean_and_stderr
-from ...report.plots import algorithm_style, pyplot, save_figure
+from ...report.plots import algorithm_style, pyplot, readable_log_ticks, save_figure
 from ...report.results import SweepResult
 from . import protocol
 
@@ -616,8 +616,6 @@ def markdown(result: SweepResult, info: dict) -> str:
 def _panels(tables: dict, result: SweepResult, xlabel: str, path: Path, title: str, logx: bool) -> Path:
     """One panel per table, one line per algorithm; an algorithm whose every point equals an earlier
     one's would be hidden under it, so it is dashed and its legend entry says so."""
-    from matplotlib import ticker
-
     plt = pyplot()
     names = _names(result)
     points = [np.concatenate([np.ravel(t[1][i]) for t in tables.values()]) for i in range(len(names))]
@@ -627,7 +625,7 @@ def _panels(tables: dict, result: SweepResult, xlabel: str, path: Path, title: s
         dashed.append(same is not None)
         labels.append(_label(alg) + ("" if same is None else f" (dashed: same as {_label(names[same])})"))
     n = max(len(tables), 1)
-    fig, axes = plt.subplots(1, n, figsize=(3.8 * n + 2.2, 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, n, figsize=(3.8 * n + 2.2, 3.8), squeeze=False, layout="constrained")
     for ax, (name, (x, mean, se)) in zip(axes[0], tables.items()):
         for i, alg in enumerate(names):
             ax.errorbar(
@@ -643,14 +641,12 @@ def _panels(tables: dict, result: SweepResult, xlabel: str, path: Path, title: s
         ax.set_xticklabels([f"{v:g}" for v in x])
         ax.minorticks_off()
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        readable_log_ticks(ax, "y")  # the x ticks are the grid's own values
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("final cumulative regret (mean ± s.e. over seeds)")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
+    fig.legend(handles, labels, loc="outside right center", fontsize=8)
     fig.suptitle(title)
-    fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
     return path

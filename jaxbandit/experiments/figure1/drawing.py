@@ -55,7 +55,7 @@ def draw(
     """Panels (a), (b), (c) — one row per constants setting in ``variants`` — saved to ``path``."""
     from matplotlib import ticker
 
-    from ...report.plots import algorithm_style, pyplot, save_figure
+    from ...report.plots import algorithm_style, pyplot, readable_log_ticks, save_figure
 
     plt = pyplot()
     settings = noise_settings()
@@ -110,6 +110,7 @@ def draw(
                     )
         ax.set_xscale("log")
         ax.set_yscale("log")
+        readable_log_ticks(ax, "y")
         ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda x, _: f"{x:g}"))
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())
@@ -123,3 +124,42 @@ def draw(
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     save_figure(fig, path)
     plt.close(fig)
+
+
+def is_figure1_result(result) -> bool:
+    """Whether ``result`` is the per-seed result ``figure1`` writes (``figure_result``): dims (constants,
+    noise, algorithm, C, seed, round) and the runtimes of panel (b) in its meta."""
+    dims = ("constants", "noise", "algorithm", "C", "seed", "round")
+    return tuple(result.dims) == dims and isinstance(result.meta.get("runtimes"), dict)
+
+
+def redraw(result, path) -> None:
+    """Figure 1 drawn again (:func:`draw`) from the per-seed result ``figure1`` wrote (``results.npz``:
+    the curves, and panel (b)'s runtimes in its meta); nothing re-run."""
+    if not is_figure1_result(result):
+        raise ValueError(
+            f"result={result!r} is not Figure 1's per-seed result: it needs the axes (constants, noise, "
+            "algorithm, C, seed, round) and panel (b)'s runtimes in its meta"
+        )
+    cum = np.asarray(result.data["cumulative_regret"])
+    variants = [str(v) for v in result.coords["constants"]]
+    noises = [str(n) for n in result.coords["noise"]]
+    selected = [str(m) for m in result.coords["algorithm"]]
+    Cs = [float(c) for c in result.coords["C"]]
+    curves = {
+        (v, n, m, C): cum[vi, ni, mi, ci]
+        for vi, v in enumerate(variants)
+        for ni, n in enumerate(noises)
+        for mi, m in enumerate(selected)
+        for ci, C in enumerate(Cs)
+    }
+    timed = result.meta["runtimes"]
+    runtimes = {
+        (v, m, C): (np.asarray(t["rounds"]), np.asarray(t["seconds"]))
+        for v in variants
+        for m in selected
+        for C in Cs
+        for t in [timed[v][m][f"C={C:g}"]]
+    }
+    horizon = int(result.coords["round"][-1])
+    draw(curves, runtimes, variants, selected, horizon, len(result.coords["seed"]), path)

@@ -1,6 +1,7 @@
 """Scaling laws against the theory (issue 14, part 2): how final regret grows with T, C and d.
 
-Tani & Futami's bound (Corollary col:regret_nu, C known, ν a constant) is
+Tani & Futami's bound for a known C and a constant ν (their corollary of the instance-dependent regret
+theorem) is
 Reg(T) = Õ(d·T^{1/(1+ε)} + d·T^{(1−ε)/(2(1+ε))}·(1 ∨ C)) — d·C at ε = 1. Measured here, for every
 registered algorithm (``jb.registry``), each with its theory constants and with Figure 1's tuned ones:
 

@@ -16,6 +16,21 @@ from ...report.analysis import mean_and_stderr
 VERDICT = {"below": "CI below", "contains": "CI contains it", "above": "CI above"}
 
 
+#: Where Tani & Futami's bound comes from, in words (the paper's LaTeX labels mean nothing to a reader).
+PAPER_BOUND_SOURCE = (
+    "(Tani & Futami's corollary for a known C and a constant nu: their instance-dependent regret theorem "
+    "with nu_t = nu)"
+)
+#: The source as the scaling.json of earlier runs wrote it, by the paper's LaTeX labels.
+_LABELLED_SOURCE = "(Corollary col:regret_nu: known C, constant nu; thm:regret_instance with nu_t = nu)"
+
+
+def readable_bound(text: str) -> str:
+    """The theory's bound as ``scaling.json`` records it, its source named in words (the files of earlier
+    runs name it by the paper's LaTeX labels, "Corollary col:regret_nu")."""
+    return text.replace(_LABELLED_SOURCE, PAPER_BOUND_SOURCE)
+
+
 def _label(name: str) -> str:
     try:
         return jb.registry.algorithm(name).label
@@ -75,7 +90,7 @@ def markdown(data: dict) -> str:
         f"jax {data['versions']['jax']}.",
         "",
         "**Theory.** "
-        + data["theory"]["bound"]
+        + readable_bound(data["theory"]["bound"])
         + ". Predicted: exponent of T "
         + data["theory"]["exponent_T"]
         + "; growth in C "
@@ -429,10 +444,12 @@ def _reference(ax, x, y0, slope, style, label):
 
 def draw(arrays: dict, data: dict, out: Path) -> dict:
     """``scaling_T.png``, ``scaling_C.png``, ``scaling_d.png``: rows = constants, columns = ε, one line
-    (mean ± s.e. over seeds) per algorithm, log–log, with the theory's slopes as reference lines."""
+    (mean ± s.e. over seeds) per algorithm, log–log, with the theory's slopes as reference lines. A figure
+    whose grid has fewer than two positive values (C: two budgets besides 0) is not drawn: no line or
+    slope to show."""
     from matplotlib import ticker
 
-    from ...report.plots import algorithm_style, pyplot, save_figure
+    from ...report.plots import algorithm_style, pyplot, readable_log_ticks, save_figure
 
     plt = pyplot()
     methods = _ordered(data["algorithms"])
@@ -455,14 +472,17 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
         "png_d": ("d", arrays["dims"], "dimension d", "final regret R(d)"),
     }
     for key, (part, grid, xlabel, ylabel) in panels.items():
-        if part == "d" and len(grid) < 2:
+        xs = np.asarray(grid, float)
+        xs = xs[xs > 0]
+        if xs.size < 2:  # a line on log–log axes needs two points (C: two budgets besides 0)
             continue
         fig, axes = plt.subplots(
             len(variants),
             len(eps),
-            figsize=(4.2 * len(eps), 3.4 * len(variants)),
+            figsize=(4.2 * len(eps) + 2.4, 3.4 * len(variants) + 0.5),
             squeeze=False,
             sharex=True,
+            layout="constrained",
         )
         # an algorithm with every run of the part equal to an earlier one's would be hidden under it
         same = [
@@ -498,8 +518,11 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
                         **algorithm_style(m),
                     )  # fmt: skip
                     firsts.append((x[ok][0], mean[ok][0]))
-                xs = np.asarray(grid, float)
-                xs = xs[xs > 0]
+                if not firsts:  # log axes draw no mean ≤ 0: say so instead of an empty panel
+                    ax.text(
+                        0.5, 0.5, f"no mean {ylabel} > 0:\nnothing to draw on log axes", ha="center",
+                        va="center", fontsize=8, transform=ax.transAxes,
+                    )  # fmt: skip
                 if firsts:
                     x0 = min(f[0] for f in firsts)
                     y0 = float(np.exp(np.mean([np.log(f[1]) for f in firsts if f[0] == x0])))
@@ -511,8 +534,7 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
                     ax.plot(xs, ceiling, "--", color="black", lw=1.0, label="random play T·g(d)")
                 ax.set_xscale("log")
                 ax.set_yscale("log")
-                ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:g}"))
-                ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+                readable_log_ticks(ax, "y")
                 ax.set_xticks(xs)
                 ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
                 ax.xaxis.set_minor_formatter(ticker.NullFormatter())
@@ -524,11 +546,8 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
         for ax in axes.ravel():
             for handle, label in zip(*ax.get_legend_handles_labels()):
                 entries.setdefault(label, handle)
-        fig.legend(
-            list(entries.values()), list(entries), loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8
-        )
-        fig.suptitle(titles[part] + f"; mean ± s.e. over {arrays['seeds'].size} seeds")
-        fig.tight_layout()
+        fig.legend(list(entries.values()), list(entries), loc="outside right center", fontsize=8)
+        fig.suptitle(titles[part] + f"; mean ± s.e. over {arrays['seeds'].size} seeds", fontsize=10)
         path = out / f"scaling_{part}.png"
         save_figure(fig, path)
         plt.close(fig)

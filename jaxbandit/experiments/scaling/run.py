@@ -26,7 +26,7 @@ from ..common import device_info, jsonable, now, save_result, versions
 from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
 from ..figure1.tuning import load_tuned
 from . import fit as F
-from .report import arrays_from, draw, markdown  # noqa: F401 (arrays_from: re-exported, it was defined here)
+from .report import PAPER_BOUND_SOURCE, arrays_from, draw, markdown  # noqa: F401 (arrays_from: re-exported)
 from .settings import (
     FULL,
     LINEAR_COST,
@@ -236,9 +236,9 @@ def run(
         "command": command if command is not None else " ".join([Path(sys.argv[0]).name] + sys.argv[1:]),
         "mode": mode,
         "theory": {
-            "bound": "Reg(T) = O~(d T^{1/(1+eps)} + d T^{(1-eps)/(2(1+eps))} (1 v C)) (Corollary "
-            "col:regret_nu: known C, constant nu; thm:regret_instance with nu_t = nu); at eps = 1 the "
-            "corruption term is d C",
+            "bound": "Reg(T) = O~(d T^{1/(1+eps)} + d T^{(1-eps)/(2(1+eps))} (1 v C)) "
+            + PAPER_BOUND_SOURCE
+            + "; at eps = 1 the corruption term is d C",
             "exponent_T": "1/(1+eps) (C = 0)",
             "growth_C": "linear (slope of R(C) - R(0) against C on log-log axes: 1)",
             "growth_d": "linear (log-log slope 1); the lower bound of Tajdini et al. 2025 grows as "
@@ -334,6 +334,12 @@ def run(
             f"({len(jobs)} compiled sweeps, {workers} at a time)"
         )
         print("wrote " + ", ".join(str(p) for p in paths.values()))
+        for part, grid in GRIDS.items():
+            if f"png_{part}" not in paths:
+                print(
+                    f"no scaling_{part}.png: its grid ({grid}) has fewer than two positive values, and a "
+                    "line on log-log axes needs two"
+                )
     return ScalingResult(arrays=arrays, data=data, paths=paths)
 
 
