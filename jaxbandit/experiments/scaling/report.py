@@ -130,8 +130,11 @@ def markdown(data: dict) -> str:
         "| algorithm | cost | horizons run | constants | tuned values | note |",
         "|---|---|---|---|---|---|",
     ]
-    for a in (data["algorithms"][m] for m in _ordered(data["algorithms"])):
-        tv = ", ".join(f"{k} = {v:g}" for k, v in (a["tuned_values"] or {}).items()) or "—"
+    for m in _ordered(data["algorithms"]):
+        a, values = data["algorithms"][m], data["algorithms"][m]["tuned_values"] or {}
+        grid = tuple(jb.registry.algorithm(m).grid) if m in jb.registry.names() else ()
+        order = sorted(values, key=lambda k: (grid.index(k) if k in grid else len(grid), k))  # registry order
+        tv = ", ".join(f"{k} = {values[k]:g}" for k in order) or "—"
         lines.append(
             f"| {a['label']} | {a['cost']} | {a['horizons']} | {', '.join(a['constants'])} | {tv} | "
             f"{a['tuned_note']} |"
