@@ -225,6 +225,24 @@ def _add_bench_parser(sub) -> None:
     _add_list(bench, "--algorithms", help="registered algorithms (default: every one)")
     _add_list(bench, "--adversaries", help="registered adversaries (default: every one)")
     _add_list(bench, "--noises", help="registered noise families (default: every one)")
+    _add_list(
+        bench,
+        "--eps",
+        kind=float,
+        what="numbers",
+        metavar="EPS",
+        help="the moment orders of the heavy-tailed families (default: "
+        f"{list(QUICK['eps_grid'])} with --quick, else {list(FULL['eps_grid'])})",
+    )
+    _add_list(
+        bench,
+        "--budgets",
+        kind=float,
+        what="numbers",
+        metavar="C",
+        help="the corruption levels C > 0 of every adversary (default: "
+        f"{list(QUICK['C_grid'])} with --quick, else {list(FULL['C_grid'])}; C = 0 is the none scenario)",
+    )
     bench.add_argument(
         "--stream",
         default="linear",
@@ -644,6 +662,8 @@ def run_bench_command(args) -> None:
         horizon=args.horizon,
         seeds=args.seeds,
         tune_seeds=args.tune_seeds,
+        eps_grid=args.eps,
+        C_grid=args.budgets,
         stream=args.stream,
     )
     vet_plugin_pieces(settings)

@@ -91,10 +91,30 @@ def test_bench_help_states_the_sizes_quick_runs(capsys):
         (["scaling", "--horizons", "30,60"], "horizons", (30, 60)),
         (["scaling", "--horizons", "30", "60"], "horizons", (30, 60)),
         (["scaling", "--eps", "0.5", "1"], "eps", (0.5, 1.0)),
+        (["bench", "--eps", "0.4,1"], "eps", (0.4, 1.0)),
+        (["bench", "--budgets", "10", "300"], "budgets", (10.0, 300.0)),
     ],
 )
 def test_every_list_option_takes_spaces_or_commas(argv, dest, expected):
     assert getattr(cli.build_parser().parse_args(argv), dest) == expected
+
+
+def test_bench_runs_the_eps_and_budget_grids_given(monkeypatch, tmp_path, capsys):
+    """``bench --eps --budgets`` reach the settings the benchmark runs (a subset of scenarios: Figure 1's
+    ε = 0.4 and 1, the flip attack up to C = 300); bad grids are refused naming them."""
+    seen = {}
+
+    def run_bench(settings, out, **kw):
+        seen["s"] = settings
+        (out / "report.md").write_text("report\n")
+
+    monkeypatch.setattr(bench, "run_bench", run_bench)
+    args = ["bench", "--eps", "0.4", "1", "--budgets", "10,300", "--out", str(tmp_path), "--no-progress"]
+    cli.main(args + ["--noises", "pareto", "--adversaries", "none", "flip", "--algorithms", "oful"])
+    assert seen["s"].eps_grid == (0.4, 1.0) and seen["s"].C_grid == (10.0, 300.0)
+    assert [n.eps for n in bench.noise_settings(seen["s"])] == [0.4, 1.0]
+    assert cli.main(["bench", "--eps", "0", "--out", str(tmp_path / "b")]) == 2
+    assert "eps_grid=(0.0,) is invalid" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
