@@ -583,7 +583,9 @@ def test_check_algorithm_argument_errors(kwargs, match):
 
 def test_invalid_params_for_the_factory_are_a_value_error():
     with pytest.raises(ValueError, match=r"beta_scale=-1.0 is invalid"):
-        testing.check_algorithm(registered("oful", 1.0)[0], {"beta_scale": -1.0}, dim=D, num_arms=K)
+        testing.check_algorithm(
+            registered("oful", 1.0)[0], {"beta_scale": -1.0, "lam": 1.0}, dim=D, num_arms=K
+        )
 
 
 @pytest.mark.parametrize(
