@@ -100,12 +100,6 @@ def tune(horizon: int, eps: float) -> dict:
     }
 
 
-def _slopes(horizons: np.ndarray, regret: np.ndarray) -> np.ndarray:
-    """Local slopes of log mean regret between neighbouring horizons: `[..., len(horizons) − 1]`."""
-    y = np.log(regret.mean(axis=-1))
-    return np.diff(y, axis=-1) / np.diff(np.log(horizons))
-
-
 def _late(horizons: np.ndarray, regret: np.ndarray) -> np.ndarray:
     """The least-squares exponent of log mean regret on log T over the last three horizons: `[...]`."""
     x = np.log(horizons[-3:])
@@ -164,7 +158,7 @@ def main() -> None:
         seconds[int(T)] = time.perf_counter() - t0
         print(f"T = {T}: {seconds[int(T)]:.0f} s", flush=True)
     regret = np.stack(finals, axis=-2)  # [set, eps, horizon, seed]
-    slopes = _slopes(horizons, regret)
+    slopes = common.local_slopes(horizons, regret)
     late = _late(horizons, regret)
     rng = np.random.default_rng(0)
     idx = rng.integers(0, regret.shape[-1], size=(2000, regret.shape[-1]))

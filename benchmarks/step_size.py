@@ -57,12 +57,6 @@ def _factory(horizon: int, dim: int):
     return make
 
 
-def _slopes(horizons: np.ndarray, regret: np.ndarray) -> np.ndarray:
-    """Local slopes of log mean regret between neighbouring horizons: `[..., len(horizons) − 1]`."""
-    y = np.log(regret.mean(axis=-1))
-    return np.diff(y, axis=-1) / np.diff(np.log(horizons))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--horizons", type=int, nargs="+", default=[2000, 4000, 8000, 16000, 32000, 64000])
@@ -87,10 +81,10 @@ def main() -> None:
         print(f"T = {T}: {seconds[int(T)]:.0f} s", flush=True)
     regret = np.stack(finals, axis=-1)  # [variant, eps, seed, horizon]
     regret = np.moveaxis(regret, -1, -2)  # [variant, eps, horizon, seed]
-    slopes = _slopes(horizons, regret)  # [variant, eps, horizon − 1]
+    slopes = common.local_slopes(horizons, regret)  # [variant, eps, horizon − 1]
     rng = np.random.default_rng(0)
     idx = rng.integers(0, regret.shape[-1], size=(2000, regret.shape[-1]))
-    last = np.stack([_slopes(horizons[-2:], regret[..., -2:, :][..., i])[..., 0] for i in idx])
+    last = np.stack([common.local_slopes(horizons[-2:], regret[..., -2:, :][..., i])[..., 0] for i in idx])
     low, high = np.quantile(last, [0.025, 0.975], axis=0)
     rows = []
     for v, (label, *_rest) in enumerate(VARIANTS):
