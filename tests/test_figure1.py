@@ -163,7 +163,7 @@ def test_the_committed_tuned_file_records_its_provenance():
         entry = data["methods"][method]
         assert min(entry["seeds"]) >= 1000  # disjoint from reported seeds 0..n-1
         axes = [a["name"] for a in entry["protocol"]["axes"]]
-        assert axes[0] == "radius_scale" and len(axes) == 2, (method, axes)  # every method: two axes
+        assert axes[0] == "beta_scale" and len(axes) == 2, (method, axes)  # every method: two axes
         assert entry["protocol"]["axes"][0]["values"] == [10.0 ** (k / 2) for k in range(-16, 1)]
         names = tuple(jb.registry.algorithm(method).grid)
         for noise in ("student_t", "pareto"):
@@ -173,7 +173,7 @@ def test_the_committed_tuned_file_records_its_provenance():
             best = min(rows, key=lambda r: r["mean"])
             assert e["mean_final_regret"] == best["mean"]
             assert all(e["chosen"][a] == best[a] for a in axes)
-            assert math.isclose(e["best"][names[0]], e["chosen"]["radius_scale"] * e["theory_radius"])
+            assert math.isclose(e["best"][names[0]], e["chosen"]["beta_scale"] * e["theory_radius"])
             assert set(e["best"]) == set(names)
     for key in ("created", "command", "versions", "device"):
         assert data[key]
@@ -184,7 +184,7 @@ def test_tune_chooses_the_least_regret_of_an_independent_sweep(tmp_path):
     radius as a multiple of OFUL's theory β-scale 1, λ as given), the final regret averaged over C and
     seeds in NumPy: the means agree and the choice is their least."""
     kw = dict(horizon=30, seeds=[1000, 1001])
-    grids = {"oful": {"radius_scale": [1e-3, 1e-1, 1.0], "lam": [0.3, 1.0, 3.0]}}
+    grids = {"oful": {"beta_scale": [1e-3, 1e-1, 1.0], "lam": [0.3, 1.0, 3.0]}}
     data = figure1.tune(
         **kw, out=tmp_path / "t.json", methods_to_tune=["oful"], grids=grids, progress=False, verbose=False
     )
@@ -193,7 +193,7 @@ def test_tune_chooses_the_least_regret_of_an_independent_sweep(tmp_path):
     finals = []
     for r in rows:
         res = jb.sweep(
-            jb.oful(30, 10, beta_scale=r["radius_scale"], lam=r["lam"]),
+            jb.oful(30, 10, beta_scale=r["beta_scale"], lam=r["lam"]),
             figure1.environment,
             {"noise": [1.0], "C": [0.0, 100.0]},
             seeds=kw["seeds"],
@@ -203,7 +203,7 @@ def test_tune_chooses_the_least_regret_of_an_independent_sweep(tmp_path):
         finals.append(np.asarray(res.final_regret, np.float64).mean())
     np.testing.assert_allclose([r["mean"] for r in rows], finals, rtol=1e-4)
     assert entry["mean_final_regret"] == rows[int(np.argmin(finals))]["mean"]
-    assert entry["best"] == {"beta_scale": entry["chosen"]["radius_scale"], "lam": entry["chosen"]["lam"]}
+    assert entry["best"] == entry["chosen"]  # OFUL's theory beta_scale is 1
     with pytest.raises(ValueError, match=r"grids\['oful'\]"):
         figure1.tune(
             **kw, out=tmp_path / "u.json", methods_to_tune=["oful"], grids={"oful": {"beta": [1, 2]}}

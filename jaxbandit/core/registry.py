@@ -183,10 +183,10 @@ def transaction() -> Iterator[None]:
 
 KNOWLEDGE = ("eps", "nu", "corruption", "S", "L")
 COSTS = ("O(1)", "O(t)")
-#: The default tuning grid of a confidence-radius scale, for algorithms whose only free constant it is.
+#: The default tuning grid of a confidence-radius multiplier ``beta_scale``.
 BETA_SCALES = (1e-5, 1e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 1.0)
 #: The tuning grid of a ridge λ whose default is 1 (× d = 10 where the default is d, at the paper's d): the
-#: second free constant of every algorithm whose only other one is its radius scale, so that every
+#: second free constant of every algorithm whose only other one is its radius multiplier, so that every
 #: algorithm's search has two axes; the grid's middle is the default, where the search starts.
 RIDGE_FACTORS = (0.1, 0.3, 1.0, 3.0, 10.0)
 

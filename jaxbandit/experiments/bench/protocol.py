@@ -1,15 +1,16 @@
-"""The benchmark's tuning protocol: every algorithm gets the same radius-scale grid and about the same
-budget of settings, searched on the tuning seeds, with a grid edge extended until the optimum is inside.
+"""The benchmark's tuning protocol: every algorithm gets the same radius grid and the same budget of
+settings, searched on the tuning seeds, with a grid edge extended until the optimum is inside.
 
-- **The radius scale** — the first free constant of the registry's ``grid`` (``beta_scale``, LinTS's
-  ``v``) — is searched as a multiplier of the algorithm's theory value over the same grid for every
-  algorithm: :data:`RADIUS_GRID`, 10⁻⁸ … 1 in half decades (17 settings; the quick benchmark: decades,
-  9). The registry's own values of this constant are not used: they differ in range and density from one
-  algorithm to the next.
-- **Every other free constant** with more than one registry value (CR-Hvt-UCB's and CW-OFUL's α,
-  GAdaOFUL's τ₀) is then searched over its registry values (5; quick: every other one and both ends, 3)
-  at the radius chosen, the others held at the middle of their grid: a coordinate search, so that an
-  algorithm with two constants evaluates 17 + 5 = 22 settings against 17 (1.29×; quick 12 against 9).
+- **The radius multiplier** ``beta_scale`` — a multiple of the theory value of the first free constant
+  of the registry's ``grid`` (the algorithm's own ``beta_scale``, whose theory value is 1; LinTS's
+  ``v``) — is searched over the same grid for every algorithm: :data:`RADIUS_GRID`, 10⁻⁸ … 1 in half
+  decades (17 settings; the quick benchmark: decades, 9). The registry's own values of this constant are
+  not used: they differ in range and density from one algorithm to the next.
+- **The second free constant** (CR-Hvt-UCB's and CW-OFUL's α, GAdaOFUL's τ₀, every other algorithm's
+  ridge λ) is then searched over its registry values (5; quick: every other one and both ends, 3) at
+  the radius chosen: a coordinate search of 17 + 5 − 1 = 21 distinct settings for every algorithm
+  (quick 11), the second constant's start at the chosen radius evaluated once. A constant with one
+  registry value is held at it; a plugin's further constants are searched the same way, in grid order.
 - **Edges are extended.** When the best value of an axis is the smallest or largest one tried, the axis
   is extended beyond it by :data:`EXTEND` more steps of the grid's own ratio at that end, and so on until
   the best value has a tried neighbour on both sides — or the axis reaches its limit
@@ -34,9 +35,10 @@ import numpy as np
 
 import jaxbandit as jb
 
-#: The name of the radius-scale axis: a multiplier of the algorithm's theory radius.
-RADIUS = "radius_scale"
-#: 10⁻⁸ … 1 in half decades: the radius-scale grid of every algorithm (theory = 1).
+#: The radius axis: ``beta_scale``, the multiplier of the algorithm's theory radius — the algorithms' own
+#: argument of that name (theory value 1); for LinTS a multiple of its theory ``v``.
+RADIUS = "beta_scale"
+#: 10⁻⁸ … 1 in half decades: the radius multiplier's grid, the same for every algorithm (theory = 1).
 RADIUS_GRID = tuple(10.0 ** (k / 2) for k in range(-16, 1))
 #: How far a radius edge may be extended: below 10⁻¹⁴ the bonus changes no arm, above 10³ nothing learns.
 RADIUS_LIMITS = (1e-14, 1e3)
@@ -78,7 +80,7 @@ def _coarse(values: tuple[float, ...]) -> tuple[float, ...]:
 
 
 def axes(method: str, coarse: bool = False) -> tuple[Axis, ...]:
-    """The axes of ``method``'s search: the radius scale, then its other free constants with more than
+    """The axes of ``method``'s search: the radius multiplier, then its other free constants with more than
     one registry value; a constant with one value is held at it (it is in :func:`fixed`)."""
     spec = jb.registry.algorithm(method)
     radius = RADIUS_GRID[::2] if coarse else RADIUS_GRID

@@ -368,7 +368,7 @@ def _wins(w: float) -> str:
 
 
 def _constants_text(tuned: dict) -> str:
-    """The tuned constants, the radius scale first (a JSON manifest holds them sorted by name)."""
+    """The tuned constants, the radius multiplier first (a JSON manifest holds them sorted by name)."""
     order = sorted(tuned, key=lambda k: (k != protocol.RADIUS, k))
     return ", ".join(f"{k} = {tuned[k]:.3g}" for k in order) or "—"
 
@@ -496,12 +496,12 @@ def markdown(result: SweepResult, info: dict) -> str:
         f"({tune_seeds[0]}–{tune_seeds[-1]}){few} over all {n_scen} distinct scenarios together (one "
         "setting per algorithm: the least final regret averaged over every scenario).",
         "",
-        f"Tuning protocol (`jaxbandit.experiments.bench.protocol`): the radius scale, a multiplier of each "
-        f"algorithm's theory radius, over the same {len(radius)} values for every algorithm "
-        f"({radius[0]:g} … {radius[-1]:g}, {'decades' if coarse else 'half decades'}), then each other free "
-        "constant over its registry values at the radius chosen; an optimum at the edge of what was "
-        "tried is extended until it has a neighbour on both sides or reaches its limit (then reported "
-        "below).",
+        "Tuning protocol (`jaxbandit.experiments.bench.protocol`): the radius multiplier "
+        f"`{protocol.RADIUS}` of each algorithm's theory radius, over the same {len(radius)} values for "
+        f"every algorithm ({radius[0]:g} … {radius[-1]:g}, {'decades' if coarse else 'half decades'}), "
+        "then each other free constant over its registry values at the radius chosen; an optimum at the "
+        "edge of what was tried is extended until it has a neighbour on both sides or reaches its limit "
+        "(then reported below).",
         "",
         "Noise settings: "
         + "; ".join(
@@ -579,7 +579,8 @@ def markdown(result: SweepResult, info: dict) -> str:
         lines.append(f"| {r['label']} | {_constants_text(r['tuned'])} | {budget} | {edges} | {shape} |")
     lines += [
         "",
-        f"`{protocol.RADIUS}` multiplies the algorithm's theory radius constant. Radius curve: of the radius "
+        f"`{protocol.RADIUS}` multiplies the algorithm's theory radius (LinTS: its theory v). Radius curve: "
+        "of the radius "
         "values its search evaluated, how many have a tuning-seed mean within their own standard error of "
         "the best one's; **flat** when more than half do (the tuning seeds do not resolve the radius).",
         "",

@@ -1,5 +1,5 @@
 """Run the benchmark: per algorithm, search its free constants by the tuning protocol (``protocol``: the
-same radius-scale grid and about the same budget for every algorithm, edges extended) on the tuning seeds
+same radius-multiplier grid and the same budget for every algorithm, edges extended) on the tuning seeds
 over *all* scenarios together (one setting per algorithm), then run the theory and the tuned constants on
 the reported seeds; save after each algorithm, so a killed benchmark resumes where it stopped.
 
@@ -47,9 +47,9 @@ CONSTANTS_AXIS = "constants"
 @functools.cache
 def algorithm_factory(method: str, scen: Scenarios, horizon: int):
     """``p -> Algorithm``: at ``p["constants"]`` 0 the theory constants; at 1 the radius constant (the
-    registry grid's first) as ``p["radius_scale"]`` × its theory value and every other free constant as
-    ``p[name]``. Every value is a traced grid axis: the tuning's settings and the report share one
-    factory, and settings of the same count share one compiled sweep."""
+    registry grid's first) as ``p["beta_scale"]`` (:data:`protocol.RADIUS`) × its theory value and every
+    other free constant as ``p[name]``. Every value is a traced grid axis: the tuning's settings and the
+    report share one factory, and settings of the same count share one compiled sweep."""
     spec = jb.registry.algorithm(method)
     names = tuple(spec.grid)
 
@@ -65,7 +65,7 @@ def algorithm_factory(method: str, scen: Scenarios, horizon: int):
 
 
 def constant_axes(method: str) -> tuple[str, ...]:
-    """The grid axes of ``method``'s constants, in grid order: the radius scale, then the others."""
+    """The grid axes of ``method``'s constants, in grid order: the radius multiplier, then the others."""
     return (protocol.RADIUS, *tuple(jb.registry.algorithm(method).grid)[1:])
 
 

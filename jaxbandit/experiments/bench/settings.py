@@ -64,7 +64,9 @@ class BenchSettings(NamedTuple):
     eps_grid: tuple[float, ...]
     C_grid: tuple[float, ...]
     record_points: int
-    coarse_tuning: bool  # the protocol's coarse grids (quick): radius scale in decades, every other value
+    coarse_tuning: (
+        bool  # the protocol's coarse grids (quick): radius multiplier in decades, every other value
+    )
     stream: str = "linear"  # a registered stream: θ*, the contexts and η_t of every scenario
 
     def as_dict(self) -> dict:

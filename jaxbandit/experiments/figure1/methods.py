@@ -11,6 +11,7 @@ import jaxbandit as jb
 
 from ...agents.registry import AlgorithmSpec, Problem
 from ...core import validation as V
+from ..bench import protocol
 from .settings import DIM, eps_nu_values, index, pick
 
 #: The paper's two methods; every other registered algorithm is a baseline (``--baselines``).
@@ -72,14 +73,14 @@ def figure_factory(method: str, horizon: int, tuned: tuple | None):
 @functools.cache
 def tune_factory(method: str, horizon: int):
     """The factory :func:`jaxbandit.experiments.figure1.tune` sweeps, as the benchmark's protocol names
-    the free constants: the radius constant (the first) as ``p["radius_scale"]`` × its theory value, every
+    the free constants: the radius constant (the first) as ``p["beta_scale"]`` × its theory value, every
     other one as ``p[name]``; all are grid axes."""
     s = spec(method)
     names = constant_names(method)
 
     def make(p):
         prob = problem(horizon, p)
-        radius = p["radius_scale"] * s.theory(prob)[names[0]]
+        radius = p[protocol.RADIUS] * s.theory(prob)[names[0]]
         return s.build(prob, {names[0]: radius, **{n: p[n] for n in names[1:]}})
 
     make.__qualname__ = f"figure1.tune.{method}"

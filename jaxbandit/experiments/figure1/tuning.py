@@ -141,9 +141,9 @@ def tune(
       out: the JSON file to write (e.g. ``out/figure1_tuned.json``).
       methods_to_tune: registered algorithm names (default: the paper's two methods).
       grids: ``{method: {axis: values}}`` replacing the values the protocol first tries on an axis of that
-        method (``"radius_scale"``, a multiple of the theory radius, or a constant's name); edges are
+        method (``"beta_scale"``, a multiple of the theory radius, or a constant's name); edges are
         still extended.
-      coarse: the protocol's coarse grids (radius scale in decades, every other secondary value).
+      coarse: the protocol's coarse grids (radius multiplier in decades, every other secondary value).
     Returns the file's content.
     """
     horizon = check_int("horizon", horizon, MIN_HORIZON)
@@ -182,10 +182,10 @@ def tune(
         device=device_info(),
         command=command,
         what=(
-            "per method and noise setting, the setting the benchmark's tuning protocol chose (radius scale "
-            "x theory over the common grid, then the second constant; edges extended) for the smallest "
-            "mean final cumulative regret over the tuning seeds, averaged over C in {0, 100}; the figure "
-            "reports seeds 0..n-1"
+            "per method and noise setting, the setting the benchmark's tuning protocol chose (radius "
+            "multiplier x theory over the common grid, then the second constant; edges extended) for the "
+            "smallest mean final cumulative regret over the tuning seeds, averaged over C in {0, 100}; "
+            "the figure reports seeds 0..n-1"
         ),
     )
     for m in selected:
