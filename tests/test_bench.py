@@ -276,16 +276,16 @@ def _radius_rows(out, method: str) -> list[dict]:
 
 
 def _tried(out, method: str) -> tuple[float, ...]:
-    """The radius scales the search of ``method`` evaluated, and the theory value 1."""
+    """The radius multipliers the search of ``method`` evaluated, and the theory value 1."""
     return tuple(sorted({r[protocol.RADIUS] for r in _radius_rows(out, method)} | {1.0}))
 
 
 @functools.cache
 def _separate_runs(
-    method: str, noise_index: int, attack_index: int, radius_scales: tuple, lam: float = 1.0
+    method: str, noise_index: int, attack_index: int, multipliers: tuple, lam: float = 1.0
 ) -> np.ndarray:
     """Final regret of ``method`` (a beta_scale and a ridge λ, theory values 1) in one scenario of TINY
-    at each radius scale and λ = ``lam``, on the reported and the tuning seeds, run by jb.simulate (not
+    at each radius multiplier and λ = ``lam``, on the reported and the tuning seeds, run by jb.simulate (not
     jb.sweep): `[values, seeds]`, float64 sums of the per-round regret (seeds: reported, then tuning)."""
     settings = bench.make_settings(**TINY)
     scen = bench.scenarios(settings)
@@ -302,7 +302,7 @@ def _separate_runs(
         return jb.simulate(spec.build(problem, {name: v, ridge: lam}), env, key, settings.horizon).regret
 
     run = jax.jit(jax.vmap(jax.vmap(regret, (None, 0)), (0, None)))
-    per_round = run(jnp.asarray(radius_scales, float_dtype()), jnp.asarray(seeds))
+    per_round = run(jnp.asarray(multipliers, float_dtype()), jnp.asarray(seeds))
     return np.asarray(per_round, np.float64).sum(axis=-1)
 
 
