@@ -190,17 +190,22 @@ def test_tune_chooses_the_least_regret_of_an_independent_sweep(tmp_path):
     )
     entry = data["methods"]["oful"]["noise"]["pareto"]
     rows = entry["rows"]
-    finals = []
-    for r in rows:
-        res = jb.sweep(
-            jb.oful(30, 10, beta_scale=r["beta_scale"], lam=r["lam"]),
-            figure1.environment,
-            {"noise": [1.0], "C": [0.0, 100.0]},
-            seeds=kw["seeds"],
-            horizon=30,
-            progress=False,
-        )
-        finals.append(np.asarray(res.final_regret, np.float64).mean())
+    scales = jnp.asarray([r["beta_scale"] for r in rows])
+    lams = jnp.asarray([r["lam"] for r in rows])
+
+    def make(p):  # row i's constants, picked by a traced index: one compiled sweep of every row
+        i = jnp.asarray(p["row"]).astype(jnp.int32)
+        return jb.oful(30, 10, beta_scale=scales[i], lam=lams[i])
+
+    res = jb.sweep(
+        make,
+        figure1.environment,
+        {"row": np.arange(len(rows), dtype=float), "noise": [1.0], "C": [0.0, 100.0]},
+        seeds=kw["seeds"],
+        horizon=30,
+        progress=False,
+    )
+    finals = np.asarray(res.final_regret, np.float64).reshape(len(rows), -1).mean(axis=1)
     np.testing.assert_allclose([r["mean"] for r in rows], finals, rtol=1e-4)
     assert entry["mean_final_regret"] == rows[int(np.argmin(finals))]["mean"]
     assert entry["best"] == entry["chosen"]  # OFUL's theory beta_scale is 1
