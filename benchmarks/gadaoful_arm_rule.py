@@ -81,7 +81,23 @@ def main(argv=None):
         [("noise", ""), ("C", "g"), ("constants", ""), ("ellipsoid", ""), ("ellipsoid_ball", ""),
          ("paired_difference", "")],
     )  # fmt: skip
-    common.write_json("gadaoful_arm_rule", {"horizon": T, "seeds": args.seeds, "wall_s": wall, "rows": rows})
+    common.write_json(
+        "gadaoful_arm_rule",
+        {
+            "horizon": T,
+            "seeds": args.seeds,
+            "wall_s": wall,
+            "rows": rows,
+            "per_seed": {
+                "dims": ["arm_rule", "noise", "C", "constants", "seed"],
+                "arm_rule": ["ellipsoid", "ellipsoid_ball"],
+                "noise": list(settings.NOISES),
+                "C": list(settings.C_VALUES),
+                "constants": ["theory", "tuned"],
+                "final_regret": final.tolist(),
+            },
+        },
+    )
 
 
 if __name__ == "__main__":
