@@ -196,6 +196,29 @@ def test_secondary_constants_are_searched_at_the_radius_chosen():
     assert g == {"m0": 1.0} and [a.name for a in protocol.axes("gadaoful")] == [protocol.RADIUS, "tau0"]
 
 
+def test_the_protocols_pieces_against_hand_computed_values_and_their_refusals():
+    # a curve whose best is 10 ± 1: 10.5 and 11 lie within their own s.e. of it, 13 does not
+    assert protocol.flatness([10.0, 10.5, 11.0, 13.0], [1.0, 1.0, 1.0, 1.0]) == dict(
+        values=4, within=3, flat=True
+    )
+    assert protocol.flatness([10.0, 12.0, 13.0], [1.0, 1.0, 0.5])["flat"] is False
+    assert protocol.constant_axes("gadaoful") == (protocol.RADIUS, "tau0", "m0")
+    assert protocol.evaluation_grid("gadaoful", "tau0", [0.1, 1], {protocol.RADIUS: 1e-3, "m0": 1.0}) == {
+        protocol.RADIUS: [1e-3],
+        "tau0": [0.1, 1.0],
+        "m0": [1.0],
+    }
+    # LinTS: the radius multiplier scales its theory v; its other constants are taken as given
+    assert protocol.constants(("v", "lam"), 0.5, {protocol.RADIUS: 0.01, "lam": 3.0}) == {
+        "v": 0.005,
+        "lam": 3.0,
+    }
+    with pytest.raises(ValueError, match=r"mean \(shape \(2,\)\) and stderr \(shape \(1,\)\) are invalid"):
+        protocol.flatness([1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match=r"axis='alpha'.* is invalid for 'oful'.*missing \['lam'\]"):
+        protocol.evaluation_grid("oful", "alpha", [1.0], {protocol.RADIUS: 1.0})
+
+
 def test_settings_scenarios():
     s = bench.make_settings(quick=True, noises=("gaussian", "pareto"), adversaries=("none", "flip"))
     noises = bench.noise_settings(s)

@@ -179,6 +179,17 @@ def test_the_committed_tuned_file_records_its_provenance():
         assert data[key]
 
 
+def test_the_tuning_table_has_a_row_per_method_and_noise_setting():
+    data = figure1.load_tuned()
+    lines = figure1.tuning_table(data).splitlines()
+    assert len(lines) == 2 + 2 * len(data["methods"])
+    label = data["methods"]["oful"]["label"]
+    (row,) = [ln for ln in lines if ln.startswith(f"| {label} | pareto |")]
+    assert f"| {data['methods']['oful']['noise']['pareto']['budget']} |" in row
+    with pytest.raises(ValueError, match=r"data=list is invalid"):
+        figure1.tuning_table([])
+
+
 def test_tune_chooses_the_least_regret_of_an_independent_sweep(tmp_path):
     """``tune`` at a tiny size against a direct ``jb.sweep`` of every setting its search evaluated (the
     radius as a multiple of OFUL's theory β-scale 1, λ as given), the final regret averaged over C and

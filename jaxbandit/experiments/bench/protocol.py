@@ -103,11 +103,42 @@ def fixed(method: str) -> dict[str, float]:
     return {n: float(v[0]) for n, v in tuple(spec.grid.items())[1:] if len(v) == 1}
 
 
+def constant_axes(method: str) -> tuple[str, ...]:
+    """The grid axes of ``method``'s constants, in grid order: the radius multiplier, then the others
+    (a held constant is an axis of one value)."""
+    return (RADIUS, *tuple(jb.registry.algorithm(method).grid)[1:])
+
+
+def evaluation_grid(method: str, axis: str, values: Sequence[float], fixed: Mapping[str, float]) -> dict:
+    """The constant axes of one evaluation, in :func:`constant_axes` order: ``axis`` over ``values``,
+    every other one at its value in ``fixed``."""
+    names = constant_axes(method)
+    missing = [n for n in names if n != axis and n not in fixed]
+    if axis not in names or missing:
+        raise ValueError(
+            f"axis={axis!r}, fixed={dict(fixed)!r} is invalid for {method!r}: the axis must be one of "
+            f"{names} and fixed must hold the others (missing {missing})"
+        )
+    return {n: [float(v) for v in values] if n == axis else [float(fixed[n])] for n in names}
+
+
+def constants(names: Sequence[str], theory_radius, point: Mapping) -> dict:
+    """An algorithm's own constants (its registry grid's ``names``) at a point of the search: the radius
+    constant ``names[0]`` as ``point[RADIUS]`` × its theory value ``theory_radius``, every other one as
+    ``point[name]`` (numbers or traced grid values)."""
+    return {names[0]: point[RADIUS] * theory_radius, **{n: point[n] for n in names[1:]}}
+
+
 def flatness(mean: Sequence[float], stderr: Sequence[float]) -> dict:
     """How flat a curve of settings is: ``within`` of its ``values`` have a mean no more than their own
     standard error above the best one's; ``flat`` when that is more than half of them, for then the
     tuning seeds do not resolve the choice."""
     m, s = np.asarray(mean, float), np.asarray(stderr, float)
+    if m.ndim != 1 or m.shape != s.shape or m.size == 0:
+        raise ValueError(
+            f"mean (shape {m.shape}) and stderr (shape {s.shape}) are invalid: give two 1-D sequences of "
+            "the same length >= 1"
+        )
     within = int(np.sum(m - np.nanmin(m) <= s))
     return dict(values=len(m), within=within, flat=bool(within > len(m) / 2))
 

@@ -36,6 +36,7 @@ from ...report.analysis import mean_and_stderr
 from ...report.results import SweepResult
 from ..common import device_info, jsonable, now, save_result, versions
 from . import protocol
+from .protocol import constant_axes
 from .report import compact, write_report
 from .settings import CONSTANTS, BenchSettings, Scenarios, environment_factory, problem, scenarios
 
@@ -56,17 +57,12 @@ def algorithm_factory(method: str, scen: Scenarios, horizon: int):
     def make(p):
         prob = problem(scen, horizon, p)
         theory = spec.theory(prob)
-        chosen = {names[0]: p[protocol.RADIUS] * theory[names[0]], **{n: p[n] for n in names[1:]}}
+        chosen = protocol.constants(names, theory[names[0]], p)
         values = {n: jnp.where(p[CONSTANTS_AXIS] < 0.5, theory[n], chosen[n]) for n in names}
         return spec.build(prob, values)
 
     make.__qualname__ = f"bench.{method}"
     return make
-
-
-def constant_axes(method: str) -> tuple[str, ...]:
-    """The grid axes of ``method``'s constants, in grid order: the radius multiplier, then the others."""
-    return (protocol.RADIUS, *tuple(jb.registry.algorithm(method).grid)[1:])
 
 
 def _scenario_grid(scen: Scenarios) -> dict[str, Any]:
@@ -176,9 +172,7 @@ class _Tuning:
         return found[:, 0], found[:, 1]
 
     def _run(self, axis: str, values: list[float], fixed) -> None:
-        grid = {CONSTANTS_AXIS: [1.0]}
-        for name in constant_axes(self.method):
-            grid[name] = values if name == axis else [float(fixed[name])]
+        grid = {CONSTANTS_AXIS: [1.0], **protocol.evaluation_grid(self.method, axis, values, fixed)}
         checkpoint = self.checkpoints / (
             "tuning-" + hashlib.sha256(_key_grid(grid).encode()).hexdigest()[:16]
         )

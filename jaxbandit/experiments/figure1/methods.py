@@ -80,8 +80,7 @@ def tune_factory(method: str, horizon: int):
 
     def make(p):
         prob = problem(horizon, p)
-        radius = p[protocol.RADIUS] * s.theory(prob)[names[0]]
-        return s.build(prob, {names[0]: radius, **{n: p[n] for n in names[1:]}})
+        return s.build(prob, protocol.constants(names, s.theory(prob)[names[0]], p))
 
     make.__qualname__ = f"figure1.tune.{method}"
     return make

@@ -12,6 +12,7 @@ reads by default.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -162,7 +163,7 @@ def tune(
             m not in selected
             or not isinstance(g, Mapping)
             or not set(g) <= set(names)
-            or not all(_ascending_positive(v) for v in g.values())
+            or not all(_distinct_positive(v) for v in g.values())
         ):
             raise ValueError(
                 f"grids[{m!r}]={g!r} is invalid: give at least two distinct positive values for some of "
@@ -202,7 +203,7 @@ def tune(
     return data
 
 
-def _ascending_positive(values) -> bool:
+def _distinct_positive(values) -> bool:
     try:
         v = [float(x) for x in values]
     except (TypeError, ValueError):
@@ -210,25 +211,21 @@ def _ascending_positive(values) -> bool:
     return len(set(v)) >= 2 and all(x > 0 and np.isfinite(x) for x in v)
 
 
+@dataclasses.dataclass(frozen=True)
 class _Objective:
     """The protocol's ``evaluate`` for one method and noise setting: one sweep of the settings asked
     for (every other axis at its ``fixed`` value) × C ∈ {0, 100} × the tuning seeds; per setting the
     final regret averaged over C per seed, mean ± s.e. over the seeds."""
 
-    def __init__(self, method: str, noise: int, horizon: int, seeds: list, progress: bool):
-        self.method, self.noise, self.horizon, self.seeds, self.progress = (
-            method,
-            noise,
-            horizon,
-            seeds,
-            progress,
-        )
+    method: str
+    noise: int
+    horizon: int
+    seeds: list
+    progress: bool
 
     def __call__(self, axis: str, values, fixed) -> tuple[np.ndarray, np.ndarray]:
-        grid: dict[str, list[float]] = {}
-        for name in (protocol.RADIUS, *constant_names(self.method)[1:]):
-            grid[name] = [float(v) for v in values] if name == axis else [float(fixed[name])]
-        grid.update(noise=[float(self.noise)], C=list(C_VALUES))
+        grid = {**protocol.evaluation_grid(self.method, axis, values, fixed), "noise": [float(self.noise)]}
+        grid["C"] = list(C_VALUES)
         res = jb.sweep(
             tune_factory(self.method, self.horizon),
             environment,
@@ -288,7 +285,7 @@ def _tune_method(
         best_row = next(r for r in found.rows if all(r[k] == v for k, v in chosen.items()))
         curve = [r for r in found.rows if r["axis"] == protocol.RADIUS]
         entry["noise"][n] = {
-            "best": {names[0]: found.best[protocol.RADIUS] * theory, **{k: found.best[k] for k in names[1:]}},
+            "best": protocol.constants(names, theory, found.best),
             "chosen": chosen,
             "theory_radius": theory,
             "mean_final_regret": best_row["mean"],
@@ -313,6 +310,11 @@ def tuning_table(data: dict) -> str:
     """A Markdown table of a tuned file (:func:`load_tuned`): per method and noise setting the constants
     chosen, the settings the search evaluated, any edge it could not pass, and whether its radius curve
     is flat (more than half of the radius values within their own standard error of the best)."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("methods"), Mapping):
+        raise ValueError(
+            f"data={type(data).__name__} is invalid: give a tuned-constants file's content "
+            "(figure1.load_tuned(path))"
+        )
     lines = [
         "| method | noise | chosen | settings | edges | radius curve |",
         "|---|---|---|---|---|---|",
