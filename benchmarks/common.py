@@ -154,10 +154,3 @@ def print_table(rows: list[dict], columns: list[tuple[str, str]]) -> None:
     print("|" + "|".join("---" for _ in columns) + "|")
     for r in rows:
         print("| " + " | ".join(format(r[k], f) if f else str(r[k]) for k, f in columns) + " |")
-
-
-def local_slopes(horizons: np.ndarray, regret: np.ndarray) -> np.ndarray:
-    """Local slopes of log mean regret between neighbouring horizons: ``regret`` `[..., horizon, seed]`
-    → `[..., len(horizons) − 1]`."""
-    y = np.log(regret.mean(axis=-1))
-    return np.diff(y, axis=-1) / np.diff(np.log(horizons))

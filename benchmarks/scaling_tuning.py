@@ -27,6 +27,7 @@ import numpy as np
 import jaxbandit as jb
 from jaxbandit.experiments.bench import protocol
 from jaxbandit.experiments.figure1.settings import TUNE_SEEDS
+from jaxbandit.experiments.scaling import fit
 from jaxbandit.experiments.scaling.settings import environment, moment_bound
 from jaxbandit.report.analysis import mean_and_stderr
 
@@ -40,12 +41,11 @@ def _problem(horizon: int, eps) -> jb.registry.Problem:
 def _tuning_factory(horizon: int):
     """The protocol's axes as grid values: the radius as a multiple of its theory value, α as given."""
     spec = jb.registry.algorithm(METHOD)
-    radius, *others = tuple(spec.grid)
+    names = tuple(spec.grid)
 
     def make(p):
         prob = _problem(horizon, p["eps"])
-        values = {radius: p[protocol.RADIUS] * spec.theory(prob)[radius], **{n: p[n] for n in others}}
-        return spec.build(prob, values)
+        return spec.build(prob, protocol.constants(names, spec.theory(prob)[names[0]], p))
 
     return make
 
@@ -72,10 +72,7 @@ def tune(horizon: int, eps: float) -> dict:
     make = _tuning_factory(horizon)
 
     def evaluate(axis, values, fixed):
-        grid = {protocol.RADIUS: [float(fixed.get(protocol.RADIUS, 1.0))]}
-        grid.update({n: [float(fixed[n])] for n in fixed if n != protocol.RADIUS})
-        grid[axis] = [float(v) for v in values]
-        grid.update(eps=[eps], C=[0.0])
+        grid = {**protocol.evaluation_grid(METHOD, axis, values, fixed), "eps": [eps], "C": [0.0]}
         res = jb.sweep(
             make, environment(common.D), grid, horizon=horizon, seeds=list(TUNE_SEEDS), record=[horizon]
         )
@@ -89,23 +86,12 @@ def tune(horizon: int, eps: float) -> dict:
     curve = [r for r in found.rows if r["axis"] == protocol.RADIUS]
     return {
         "chosen": {a.name: found.best[a.name] for a in protocol.axes(METHOD)},
-        "constants": {
-            names[0]: found.best[protocol.RADIUS] * theory,
-            **{n: found.best[n] for n in names[1:]},
-        },
+        "constants": protocol.constants(names, theory, found.best),
         "budget": found.budget,
         "edges": found.edges,
         "radius_curve": protocol.flatness([r["mean"] for r in curve], [r["stderr"] for r in curve]),
         "rows": found.rows,
     }
-
-
-def _late(horizons: np.ndarray, regret: np.ndarray) -> np.ndarray:
-    """The least-squares exponent of log mean regret on log T over the last three horizons: `[...]`."""
-    x = np.log(horizons[-3:])
-    y = np.log(regret[..., -3:, :].mean(axis=-1))
-    xc = x - x.mean()
-    return ((y - y.mean(axis=-1, keepdims=True)) * xc).sum(axis=-1) / (xc**2).sum()
 
 
 def main() -> None:
@@ -158,25 +144,24 @@ def main() -> None:
         seconds[int(T)] = time.perf_counter() - t0
         print(f"T = {T}: {seconds[int(T)]:.0f} s", flush=True)
     regret = np.stack(finals, axis=-2)  # [set, eps, horizon, seed]
-    slopes = common.local_slopes(horizons, regret)
-    late = _late(horizons, regret)
-    rng = np.random.default_rng(0)
-    idx = rng.integers(0, regret.shape[-1], size=(2000, regret.shape[-1]))
-    boot = np.stack([_late(horizons, regret[..., i]) for i in idx])
-    low, high = np.quantile(boot, [0.025, 0.975], axis=0)
+    # the scaling study's own statistic: the late window's exponent, its interval covering seeds and window
+    fits = [
+        [fit.window_fit(horizons, regret[s, e]) for e in range(len(args.eps))]
+        for s in range(len(tune_horizons))
+    ]
     random_play = jb.scaling.random_play_regret([common.D])[common.D][0]
     rows = []
     for s, T in enumerate(tune_horizons):
         for e, eps in enumerate(args.eps):
-            c = tuned[T][eps]["constants"]
+            c, f = tuned[T][eps]["constants"], fits[s][e]
             rows.append(
                 {
                     "tuned at T": T,
                     "eps": eps,
                     "constants": ", ".join(f"{n} = {c[n]:.3g}" for n in names),
                     "1/(1+eps)": f"{1 / (1 + eps):.2f}",
-                    "local slopes": " ".join(f"{x:.2f}" for x in slopes[s, e]),
-                    "late b [95%]": f"{late[s, e]:.2f} [{low[s, e]:.2f}, {high[s, e]:.2f}]",
+                    "local slopes": " ".join(f"{x:.2f}" for x in f.local),
+                    "late b [95%]": f"{f.slope:.2f} [{f.ci_low:.2f}, {f.ci_high:.2f}]",
                     "R(T_max)/random": f"{regret[s, e, -1].mean() / (random_play * horizons[-1]):.2f}",
                 }
             )
@@ -192,9 +177,7 @@ def main() -> None:
             "seeds": args.seeds,
             "tuned": {str(T): {str(e): tuned[T][e] for e in args.eps} for T in tune_horizons},
             "rows": rows,
-            "local_slopes": slopes.tolist(),
-            "late_exponent": late.tolist(),
-            "late_exponent_interval": [low.tolist(), high.tolist()],
+            "fits": [[f.as_dict() for f in row] for row in fits],  # [set][eps]: fit.window_fit
             "random_play_per_round": random_play,
             "final_regret": regret.tolist(),
             "seconds": {"tuning": tune_seconds, **{str(k): v for k, v in seconds.items()}},

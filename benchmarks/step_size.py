@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxbandit as jb
+from jaxbandit.experiments.scaling import fit
 from jaxbandit.experiments.scaling.settings import environment, moment_bound
 
 #: (label, α, β-scale, λ): the study's constants, then one change each.
@@ -81,11 +82,11 @@ def main() -> None:
         print(f"T = {T}: {seconds[int(T)]:.0f} s", flush=True)
     regret = np.stack(finals, axis=-1)  # [variant, eps, seed, horizon]
     regret = np.moveaxis(regret, -1, -2)  # [variant, eps, horizon, seed]
-    slopes = common.local_slopes(horizons, regret)  # [variant, eps, horizon − 1]
-    rng = np.random.default_rng(0)
-    idx = rng.integers(0, regret.shape[-1], size=(2000, regret.shape[-1]))
-    last = np.stack([common.local_slopes(horizons[-2:], regret[..., -2:, :][..., i])[..., 0] for i in idx])
-    low, high = np.quantile(last, [0.025, 0.975], axis=0)
+    slopes = np.asarray([[fit.local_slopes(horizons, r) for r in v] for v in regret])  # [variant, eps, n − 1]
+    # the last local slope is the fit over the last two horizons: its seed-bootstrap interval
+    last = [[fit.loglog_fit(horizons[-2:], r[-2:]) for r in v] for v in regret]
+    low = np.asarray([[f.ci_low for f in v] for v in last])
+    high = np.asarray([[f.ci_high for f in v] for v in last])
     rows = []
     for v, (label, *_rest) in enumerate(VARIANTS):
         for e, eps in enumerate(args.eps):
