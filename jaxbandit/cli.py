@@ -271,7 +271,11 @@ def _add_bench_parser(sub) -> None:
     bench.add_argument(
         "--device", default=None, help="a JAX backend to run on: cpu, gpu, tpu (default: JAX's)"
     )
-    bench.add_argument("--resume", action="store_true", help="continue the benchmark in --out")
+    bench.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the benchmark in --out (naming more --algorithms adds them to it)",
+    )
     _add_progress(bench)
     _add_plugin(bench)
 

@@ -448,6 +448,22 @@ def test_resume_recomputes_only_the_missing_algorithm(tiny, tmp_path):
         np.testing.assert_array_equal(resumed.data[k], v)
 
 
+def test_a_resume_naming_more_algorithms_adds_them_to_a_finished_benchmark(tiny, tmp_path):
+    settings, _, result = tiny
+    first = bench.make_settings(**{**TINY, "algorithms": ("oful",)})
+    bench.run_bench(first, tmp_path, progress=False)
+    kept = (tmp_path / "parts" / "oful.npz").stat().st_mtime_ns
+    with pytest.raises(ValueError, match="holds a benchmark with other settings"):  # not one less
+        bench.run_bench(bench.make_settings(**{**TINY, "algorithms": ("lin_ts",)}), tmp_path, resume=True)
+    extended = bench.run_bench(settings, tmp_path, resume=True, progress=False)
+    assert (tmp_path / "parts" / "oful.npz").stat().st_mtime_ns == kept
+    for k, v in result.data.items():  # the same as running both at once
+        np.testing.assert_array_equal(extended.data[k], v)
+    info = json.loads((tmp_path / "bench.json").read_text())
+    assert info["settings"]["algorithms"] == ["oful", "lin_ts"] and set(info["tuned"]) == {"oful", "lin_ts"}
+    assert set(info["provenance"]["algorithms"]) == {"oful", "lin_ts"}
+
+
 # --- the report's statistics against closed forms ---------------------------------------------------
 
 

@@ -1,7 +1,8 @@
 """Run the benchmark: per algorithm, search its free constants by the tuning protocol (``protocol``: the
 same radius-multiplier grid and the same budget for every algorithm, edges extended) on the tuning seeds
 over *all* scenarios together (one setting per algorithm), then run the theory and the tuned constants on
-the reported seeds; save after each algorithm, so a killed benchmark resumes where it stopped.
+the reported seeds; save after each algorithm, so a killed benchmark resumes where it stopped (and a
+resume that names more algorithms adds them to a finished one).
 
 Output directory::
 
@@ -96,12 +97,14 @@ def provenance(settings: BenchSettings) -> dict[str, dict[str, str]]:
 
 
 def _same_benchmark(found: dict, wanted: dict) -> bool:
+    """Whether ``found`` is the benchmark ``wanted`` or ``wanted`` less some of its algorithms (a resume
+    may add algorithms to a benchmark; every other setting must match)."""
     keys = ("format", "settings", "noises", "attacks")
     # a bench.json that names no stream ran the paper's
     found = {**found, "settings": {"stream": "linear", **(found.get("settings") or {})}}
-    return json.loads(json.dumps(jsonable({k: found.get(k) for k in keys}))) == json.loads(
-        json.dumps(jsonable({k: wanted[k] for k in keys}))
-    )
+    found, wanted = (json.loads(json.dumps(jsonable({k: m.get(k) for k in keys}))) for m in (found, wanted))
+    had, wants = found["settings"].pop("algorithms", []), wanted["settings"].pop("algorithms")
+    return found == wanted and set(had) <= set(wants)
 
 
 def prepare_out(out: Path, settings: BenchSettings, resume: bool) -> dict:
@@ -120,8 +123,11 @@ def prepare_out(out: Path, settings: BenchSettings, resume: bool) -> dict:
         if not _same_benchmark(found, wanted):
             raise ValueError(
                 f"out={str(out)!r} is invalid for --resume: it holds a benchmark with other settings "
-                f"({found.get('settings')}); run with those settings or choose another --out"
+                f"({found.get('settings')}); run with those settings (more algorithms may be added) or "
+                "choose another --out"
             )
+        # the algorithms a resume adds join the manifest, in the order asked for
+        found.update(settings=wanted["settings"], provenance=wanted["provenance"])
         return found
     if out.exists() and any(out.iterdir()):
         raise ValueError(
