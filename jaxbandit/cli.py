@@ -11,8 +11,9 @@ subcommands.
   (``jaxbandit.experiments.figure1.tune``);
 - ``jaxbandit bench [--quick] [--out DIR] [--algorithms ...] [--adversaries ...] [--noises ...]
   [--stream NAME] [--device gpu] [--resume]``: the robustness benchmark (``jaxbandit.experiments.bench``);
-- ``jaxbandit scaling [--quick] [--out DIR] [--algorithms A B ...] [--seeds N]``: exponents of regret in
-  T, C and d against the theory (``jaxbandit.experiments.scaling.run``).
+- ``jaxbandit scaling [--quick] [--out DIR] [--algorithms A B ...] [--seeds N] [--tune-horizons T ...]
+  [--theory-only]``: exponents of regret in T, C and d against the theory, with constants tuned per ε at
+  each tuning horizon (``jaxbandit.experiments.scaling.run``).
 
 Options follow their command (``jaxbandit bench --horizon 300``): one written before a command is refused,
 since the command's own defaults would replace it. Every list option takes its values space- or
@@ -368,8 +369,9 @@ def _add_scaling_parser(sub) -> None:
     sc = sub.add_parser(
         "scaling",
         help="scaling laws: exponents of regret in T, C and d against the theory",
-        description="Final regret of every registered algorithm (theory and Figure 1's tuned constants) "
-        "against T for several eps (fit: exponent vs 1/(1+eps)), against the corruption budget C "
+        description="Final regret of every registered algorithm (theory constants, and constants tuned "
+        "for the study per eps at each --tune-horizons T) against T for several eps (fit: exponent vs "
+        "1/(1+eps)), against the corruption budget C "
         "(vs linear) and against d (vs linear), with bootstrap confidence intervals over seeds. "
         "The default grids are meant for a GPU; --quick is a few minutes on a CPU.",
     )
@@ -393,8 +395,23 @@ def _add_scaling_parser(sub) -> None:
         metavar="T",
         help="O(t) algorithms run only horizons <= T (default: 1000 with --quick, else 4000)",
     )
+    _add_list(
+        sc,
+        "--tune-horizons",
+        kind=int,
+        what="integers",
+        metavar="T",
+        help="tune each algorithm's constants per eps at these horizons, each set a constants variant "
+        "tuned@T (default: 400,1600 with --quick, else 2000,16000)",
+    )
+    sc.add_argument("--theory-only", action="store_true", help="run the theory constants only (no tuning)")
     sc.add_argument(
-        "--tuned-file", type=Path, default=None, metavar="FILE", help="Figure 1's tuned constants to use"
+        "--tuned-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the tuning.json of an earlier scaling run to start from (its entries are reused; default: "
+        "--out's own, when it holds one)",
     )
     sc.add_argument(
         "--workers",
@@ -789,6 +806,11 @@ def main(argv=None, prog: str = "jaxbandit") -> int:
         elif args.command == "scaling":
             from jaxbandit.experiments import scaling
 
+            if args.theory_only and args.tune_horizons is not None:
+                raise ValueError(
+                    f"tune_horizons={args.tune_horizons!r} is invalid with --theory-only: give one of them"
+                )
+
             scaling.run(
                 args.quick,
                 args.out,
@@ -799,6 +821,7 @@ def main(argv=None, prog: str = "jaxbandit") -> int:
                 budgets=args.budgets,
                 dims=args.dims,
                 linear_cost_max_horizon=args.linear_cost_max_horizon,
+                tune_horizons=() if args.theory_only else args.tune_horizons,
                 tuned_file=args.tuned_file,
                 workers=args.workers,
                 progress=args.progress,

@@ -6,6 +6,7 @@ import math
 import subprocess
 import sys
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import cli_env
@@ -13,9 +14,11 @@ from conftest import cli_env
 import jaxbandit as jb
 from jaxbandit import cli
 from jaxbandit.experiments import scaling
-from jaxbandit.experiments.figure1 import load_tuned
+from jaxbandit.experiments.bench import protocol
+from jaxbandit.experiments.figure1.settings import TUNE_SEEDS
 from jaxbandit.experiments.scaling import fit as F
 from jaxbandit.experiments.scaling import settings as S
+from jaxbandit.experiments.scaling import tuning as T
 
 # --- fits: closed forms ------------------------------------------------------------------------------
 
@@ -217,6 +220,8 @@ def test_default_algorithms_are_the_registry():
         ({"budgets": [0.0, -1.0]}, "budgets=.*"),
         ({"dims": [0, 10]}, r"dims=.* in \[1, inf\]"),
         ({"linear_cost_max_horizon": 100}, "linear_cost_max_horizon=100 is invalid"),
+        ({"tune_horizons": [2]}, r"tune_horizons=.* in \[4, inf\]"),
+        ({"tune_horizons": [400, 400]}, "tune_horizons=.* distinct"),
     ],
 )
 def test_bad_grids_raise_before_anything_runs(kwargs, match):
@@ -275,16 +280,110 @@ def test_noise_is_as_heavy_as_eps_allows_and_nu_bounds_its_moment():
     assert float(S.moment_bound(0.4)) == pytest.approx(15 ** (1 / 1.4), rel=1e-5)
 
 
-def test_tuned_constants_come_from_figure1s_pareto_setting_or_are_absent_with_a_reason():
-    data = load_tuned()
-    for name in jb.registry.names():
-        values, note = S.tuned_constants(data, name)
-        best = data["methods"][name]["noise"]["pareto"]["best"]
-        assert values == tuple(float(best[k]) for k in jb.registry.algorithm(name).grid)
-        assert "unchanged" in note
-    without = {"methods": {k: v for k, v in data["methods"].items() if k != "oful"}}
-    values, note = S.tuned_constants(without, "oful")
-    assert values is None and "theory constants only" in note
+def _final_regrets(method, horizon, settings, seeds, dim=S.DIM):
+    """Final regret `[setting, seed]` of ``method`` at C = 0 for each ``(eps, values)`` of ``settings``
+    (its own constants, absolute, registry-grid names): one direct sweep over a traced row index,
+    nothing of the tuning's bookkeeping."""
+    spec = jb.registry.algorithm(method)
+    names = tuple(spec.grid)
+    eps = jnp.asarray([e for e, _ in settings])
+    table = jnp.asarray([[v[n] for n in names] for _, v in settings])
+
+    def make(p):
+        e = eps[jnp.asarray(p["row"]).astype(jnp.int32)]
+        prob = jb.registry.Problem(horizon, dim, eps=e, nu=S.moment_bound(e), corruption=0.0)
+        return spec.build(prob, dict(zip(names, table[jnp.asarray(p["row"]).astype(jnp.int32)])))
+
+    def env(p):
+        return S.environment(dim)({"eps": eps[jnp.asarray(p["row"]).astype(jnp.int32)], "C": 0.0})
+
+    grid = {"row": [float(i) for i in range(len(settings))]}
+    res = jb.sweep(make, env, grid, horizon=horizon, seeds=seeds, progress=False)
+    return np.asarray(res.final_regret, np.float64).reshape(len(settings), len(seeds))
+
+
+def test_scaling_tuning_chooses_the_least_regret_of_an_independent_sweep():
+    """Every setting the search evaluated, recomputed by a direct sweep with absolute constants (the
+    radius as the multiple × its theory value at that T and ε), and the choice is the least of them."""
+    horizon, eps = 24, 0.6
+    entry = T.tune_one("oful", horizon, eps)
+    spec = jb.registry.algorithm("oful")
+    prob = jb.registry.Problem(horizon, S.DIM, eps=eps, nu=S.moment_bound(eps), corruption=0.0)
+    theory = float(spec.theory(prob)["beta_scale"])
+    assert entry["budget"] == len(entry["rows"]) >= protocol.base_budget("oful")
+    rows = entry["rows"]
+    settings = [(eps, {"beta_scale": r["beta_scale"] * theory, "lam": r["lam"]}) for r in rows]
+    direct = _final_regrets("oful", horizon, settings, list(TUNE_SEEDS))
+    for row, final in zip(rows, direct):
+        assert row["mean"] == pytest.approx(final.mean(), rel=1e-5)
+        assert row["stderr"] == pytest.approx(final.std(ddof=1) / math.sqrt(final.size), rel=1e-4)
+    least = min(entry["rows"], key=lambda r: r["mean"])
+    assert entry["best"] == {"beta_scale": least["beta_scale"], "lam": least["lam"]}
+
+
+def _tuning_file(path, plan, methods):
+    """A scaling tuning file with a different, known point per (method, tuning horizon, ε)."""
+    data = {"format": T.FORMAT, "setting": T.setting(), "methods": {}}
+    for m in methods:
+        for i, horizon in enumerate(T.tune_horizons_for(plan, m)):
+            for j, e in enumerate(plan.eps):
+                point = {"beta_scale": 10.0 ** -(1 + i + 2 * j), "lam": 0.5 + i + j}
+                row = {**point, "axis": "beta_scale", "mean": 1.0, "stderr": 0.1}
+                entry = {"best": point, "rows": [row], "edges": {}, "budget": 1, "seconds": 0.0}
+                entry["radius_curve"] = {"values": 1, "within": 1, "flat": False}
+                data["methods"].setdefault(m, {}).setdefault(str(horizon), {})[f"{e:g}"] = entry
+    path.write_text(json.dumps(data))
+    return data
+
+
+def test_each_tuned_variant_runs_the_point_chosen_for_its_eps_at_every_horizon(tmp_path):
+    """A tuning file with a distinct point per horizon and ε: the run's ``tuned@T`` regret at every
+    (ε, horizon) is a direct sweep with that point (its radius multiple × the theory radius of the run's
+    own T); an O(t) algorithm has no set for a tuning horizon beyond its cap (NaN, no fit)."""
+    kw = dict(horizons=(20, 40), eps=(0.5, 1.0), budgets=(0.0,), dims=(10,), seeds=2)
+    plan = S.override(scaling.QUICK, tune_horizons=(20, 40), linear_cost_max_horizon=20, **kw)
+    _tuning_file(tmp_path / "given.json", plan, ("oful", "tofu"))
+    out = tmp_path / "run"
+    result = scaling.run(
+        True, out, algorithms=["oful", "tofu"], tune_horizons=(20, 40), linear_cost_max_horizon=20,
+        tuned_file=tmp_path / "given.json", workers=1, progress=False, verbose=False, **kw,
+    )  # fmt: skip
+    assert result.data["settings"]["variants"] == ["theory", "tuned@20", "tuned@40"]
+    assert json.loads((out / "tuning.json").read_text())["methods"].keys() == {"oful", "tofu"}
+    for m, horizons in (("oful", (20, 40)), ("tofu", (20,))):
+        spec = jb.registry.algorithm(m)
+        for k, horizon in enumerate(plan.horizons_for(spec)):
+            cells, settings = [], []
+            for i, tuned_at in enumerate((20, 40)):
+                for j, e in enumerate(plan.eps):
+                    got = result.arrays[f"T/{m}"][1 + i, j, k]
+                    if tuned_at not in horizons:
+                        assert np.all(np.isnan(got))
+                        continue
+                    prob = jb.registry.Problem(horizon, S.DIM, eps=e, nu=S.moment_bound(e), corruption=0.0)
+                    radius = 10.0 ** -(1 + i + 2 * j) * float(spec.theory(prob)["beta_scale"])
+                    cells.append(got)
+                    settings.append((e, {"beta_scale": radius, "lam": 0.5 + i + j}))
+            np.testing.assert_allclose(cells, _final_regrets(m, horizon, settings, [0, 1]), rtol=1e-5)
+    assert {(r["algorithm"], r["constants"]) for r in result.data["fits"]} == {
+        ("oful", "theory"), ("oful", "tuned@20"), ("oful", "tuned@40"), ("tofu", "theory"),
+        ("tofu", "tuned@20"),
+    }  # fmt: skip
+
+
+def test_a_tuning_file_of_another_format_or_setting_is_refused_by_name(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(ValueError, match=r"tuned_file=.*bad.json.* not a jaxbandit-scaling-tuning"):
+        T.load(bad)
+    data = _tuning_file(tmp_path / "other.json", scaling.QUICK, ("oful",))
+    data["setting"]["tune_seeds"] = [0, 1]
+    (tmp_path / "other.json").write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"tuned_file=.*other.json.* tuned under another setting"):
+        T.load(tmp_path / "other.json")
+    bad.write_text("not json")
+    with pytest.raises(ValueError, match=r"tuned_file=.* not a readable JSON file"):
+        T.load(bad)
 
 
 def test_random_play_regret_against_an_independent_monte_carlo():
@@ -311,6 +410,8 @@ def test_cli_errors_are_one_line_with_status_2(capsys):
     assert "cr_hvt_ucb" in err
     assert cli.main(["scaling", "--quick", "--seeds", "1", "--no-progress"]) == 2
     assert "seeds=1 is invalid" in capsys.readouterr().err
+    assert cli.main(["scaling", "--theory-only", "--tune-horizons", "30", "--no-progress"]) == 2
+    assert "tune_horizons=(30,) is invalid with --theory-only" in capsys.readouterr().err
     for bad in (["--horizons", "100,x"], ["--seeds", "0"], ["--dims", ""]):
         with pytest.raises(SystemExit) as exit_:
             cli.main(["scaling", *bad])
@@ -323,7 +424,8 @@ def test_cli_errors_are_one_line_with_status_2(capsys):
 def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
     env = cli_env()
     args = ["--algorithms", "oful", "--horizons", "30,60", "--eps", "0.5,1", "--budgets", "0,5,10"]
-    args += ["--dims", "5,10", "--seeds", "3", "--out", str(tmp_path), "--no-progress"]
+    args += ["--dims", "5,10", "--seeds", "3", "--tune-horizons", "30,60", "--out", str(tmp_path)]
+    args += ["--no-progress"]
     proc = subprocess.run(
         [sys.executable, "-m", "jaxbandit", "scaling", *args],
         capture_output=True,
@@ -342,7 +444,7 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
     assert data["settings"]["plan"]["horizons"] == [30, 60]
     rows = data["fits"]
     assert {(r["constants"], r["eps"]) for r in rows} == {
-        (v, e) for v in ("theory", "tuned") for e in (0.5, 1.0)
+        (v, e) for v in ("theory", "tuned@30", "tuned@60") for e in (0.5, 1.0)
     }
     for r in rows:
         f = r["T"]
@@ -358,8 +460,14 @@ def test_cli_end_to_end_writes_the_fits_report_and_figures(tmp_path):
     assert res.dims == ("algorithm", "constants", "eps", "seed", "round")
     assert res.coords["round"].tolist() == [30, 60] and res.coords["constants"].tolist() == [
         "theory",
-        "tuned",
+        "tuned@30",
+        "tuned@60",
     ]
+    tuning = json.loads((tmp_path / "tuning.json").read_text())
+    assert set(tuning["methods"]["oful"]) == {"30", "60"} and set(tuning["methods"]["oful"]["30"]) == {
+        "0.5",
+        "1",
+    }
     assert np.all(np.isfinite(res.cumulative_regret)) and np.all(res.cumulative_regret >= 0)
     C = jb.SweepResult.load(tmp_path / "results_C.npz")
     assert C.dims == ("algorithm", "constants", "eps", "C", "seed", "round") and C.coords[

@@ -149,6 +149,15 @@ def batch_width(coarse: bool = False) -> int:
     return math.ceil(len(RADIUS_GRID[::2] if coarse else RADIUS_GRID) / 3)
 
 
+def batches(values: Sequence[float], width: int) -> list[tuple[list[float], list[float]]]:
+    """``values`` in batches of ``width``: ``(part, padded)`` per batch, ``padded`` the part filled up
+    to ``width`` with repeats of its last value, so that every batch of a search runs as one compiled
+    program."""
+    values = [float(v) for v in values]
+    parts = [values[i : i + width] for i in range(0, len(values), width)]
+    return [(part, part + part[-1:] * (width - len(part))) for part in parts]
+
+
 def base_budget(method: str, coarse: bool = False) -> int:
     """Settings :func:`search` evaluates before any extension: each axis's grid, less the one setting of
     every later axis (its start at the chosen radius) that an earlier axis evaluated."""

@@ -169,11 +169,10 @@ class _Tuning:
     def __call__(self, axis: str, values, fixed) -> tuple[np.ndarray, np.ndarray]:
         points = [{**fixed, axis: float(v)} for v in values]
         missing = [float(v) for v, p in zip(values, points) if _key(p) not in self.known]
-        for start in range(0, len(missing), self.width):
-            part = missing[start : start + self.width]
+        for _, padded in protocol.batches(missing, self.width):
             with warnings.catch_warnings():  # the padding repeats a value on purpose: one compiled width
                 warnings.simplefilter("ignore", jb.runner.grid.RepeatedValueWarning)
-                self._run(axis, part + part[-1:] * (self.width - len(part)), fixed)
+                self._run(axis, padded, fixed)
         found = np.asarray([self.known[_key(p)] for p in points], np.float64)
         return found[:, 0], found[:, 1]
 

@@ -65,8 +65,10 @@ from .settings import (
     environment,
     moment_bound,
     noise,
-    tuned_constants,
+    variant_names,
 )
+from .tuning import load as load_tuning
+from .tuning import tune as tune_constants
 
 __all__ = [
     "FULL",
@@ -86,6 +88,7 @@ __all__ = [
     "excess_loglog_fit",
     "identical_runs",
     "linear_fit",
+    "load_tuning",
     "local_slopes",
     "loglog_fit",
     "markdown",
@@ -96,6 +99,7 @@ __all__ = [
     "results",
     "rewrite",
     "run",
-    "tuned_constants",
+    "tune_constants",
+    "variant_names",
     "window_fit",
 ]

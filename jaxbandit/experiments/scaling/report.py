@@ -11,6 +11,7 @@ import numpy as np
 import jaxbandit as jb
 
 from ...report.analysis import mean_and_stderr
+from ..bench.protocol import RADIUS
 
 #: Where a fit's interval lies relative to a reference value.
 VERDICT = {"below": "CI below", "contains": "CI contains it", "above": "CI above"}
@@ -109,8 +110,7 @@ def markdown(data: dict) -> str:
         f"adversary: {s['adversary']}. Grids: T ∈ {horizons} (one compiled sweep per T, with the theory "
         f"constants for that T), ε ∈ {plan['eps']}, C ∈ {plan['budgets']} at T = "
         f"{s['corruption_horizon']}, d ∈ {plan['dims']} at T = {s['dim_horizon']} (C = 0). "
-        f"{s['linear_cost_cap']}. Tuned constants: {s['tuned']['file']} ({s['tuned']['setting']} "
-        f"setting; see below).",
+        f"{s['linear_cost_cap']}. {_tuning_sentence(s)}",
         "",
         f"**Fits.** {data['fit_method']}; {level}% intervals, {data['resamples']} resamples. "
         "b: slope of log mean final regret against log T over the late window (the local slopes between "
@@ -127,23 +127,64 @@ def markdown(data: dict) -> str:
         "",
         "## Constants",
         "",
-        "| algorithm | cost | horizons run | constants | tuned values | note |",
-        "|---|---|---|---|---|---|",
+        "Per algorithm and tuning horizon, the point chosen per ε: the radius as a multiple of its theory "
+        "value (×) and the second constant; `flat`: the radius curve is flat within one standard error "
+        "over more than half of its grid (the tuning seeds do not resolve the radius); `edge`: the "
+        "choice lies on an edge the search could not extend past.",
+        "",
+        "| algorithm | cost | horizons run | constants | "
+        + " | ".join(f"ε = {e:g}" for e in plan["eps"])
+        + " |",
+        "|---|---|---|---|" + "---|" * len(plan["eps"]),
     ]
     for m in _ordered(data["algorithms"]):
-        a, values = data["algorithms"][m], data["algorithms"][m]["tuned_values"] or {}
-        grid = tuple(jb.registry.algorithm(m).grid) if m in jb.registry.names() else ()
-        order = sorted(values, key=lambda k: (grid.index(k) if k in grid else len(grid), k))  # registry order
-        tv = ", ".join(f"{k} = {values[k]:g}" for k in order) or "—"
-        lines.append(
-            f"| {a['label']} | {a['cost']} | {a['horizons']} | {', '.join(a['constants'])} | {tv} | "
-            f"{a['tuned_note']} |"
-        )
+        a = data["algorithms"][m]
+        tuned = a.get("tuned") or {}
+        if not tuned:
+            lines.append(
+                f"| {a['label']} | {a['cost']} | {a['horizons']} | theory only | "
+                + " | ".join("—" for _ in plan["eps"])
+                + " |"
+            )
+        for v, per_eps in tuned.items():
+            cells = [_point(per_eps.get(f"{float(e):g}")) for e in plan["eps"]]
+            lines.append(
+                f"| {a['label']} | {a['cost']} | {a['horizons']} | {v} | " + " | ".join(cells) + " |"
+            )
     lines += _part_a(data, fits, rp, horizons)
     lines += _part_b(data, fits, rp)
     lines += _part_c(data, fits, rp)
     lines += _verdicts(data, fits)
     return "\n".join(lines) + "\n"
+
+
+def _tuning_sentence(s: dict) -> str:
+    tuned = s.get("tuned") or {}
+    if not tuned.get("tune_horizons"):
+        return "Theory constants only (no tuning horizons)."
+    setting = tuned["setting"]
+    seeds = setting["tune_seeds"]
+    return (
+        f"Tuned constants: per algorithm and ε, at each T ∈ {tuned['tune_horizons']} (`tuned@T`), on the "
+        f"tuning seeds {seeds[0]}..{seeds[-1]} by the benchmark's protocol ({setting['objective']}); "
+        f"`{Path(tuned['file']).name}` holds every setting evaluated."
+    )
+
+
+def _point(cell: dict | None) -> str:
+    """One tuned point: the radius multiplier and the second constant, with its flags."""
+    if not cell:
+        return "—"
+    point = dict(cell["point"])
+    radius = point.pop(RADIUS)
+    text = f"×{radius:.3g}" + "".join(f", {k} = {v:.3g}" for k, v in point.items())
+    flags = (["flat"] if cell.get("radius_curve_flat") else []) + (["edge"] if cell.get("edges") else [])
+    return text + (f" ({', '.join(flags)})" if flags else "")
+
+
+def _variants(data: dict) -> list[str]:
+    """The constants variants of the run, in order (theory, then tuned@T per tuning horizon)."""
+    return list(data["settings"].get("variants", ("theory", "tuned")))
 
 
 def _ratio(mean_at: float, horizon: int, g: float) -> str:
@@ -192,9 +233,9 @@ def _exponent_matrix(data, fits) -> list[str]:
     cap = data["settings"]["plan"]["linear_cost_max_horizon"]
     lines = [
         "",
-        "Late-window exponent b, every algorithm under the same protocol (tuned constants where the "
-        f"algorithm has them); † fitted on T ≤ {cap} (O(t) per round), so on earlier horizons than the "
-        "others.",
+        "Late-window exponent b, every algorithm under the same protocol, per tuned set (theory constants "
+        f"where the algorithm has none); † fitted on T ≤ {cap} (O(t) per round), so on earlier horizons "
+        "than the others.",
         "",
         "| algorithm | constants | " + " | ".join(f"ε = {e:g}" for e in eps) + " |",
         "|---|---|" + "---:|" * len(eps),
@@ -202,11 +243,11 @@ def _exponent_matrix(data, fits) -> list[str]:
     ]
     for m in _ordered(data["algorithms"]):
         a = data["algorithms"][m]
-        v = "tuned" if "tuned" in a["constants"] else "theory"
-        cells = {r["eps"]: r["T"] for r in fits if r["algorithm"] == m and r["constants"] == v}
         mark = " †" if a["cost"] == "O(t)" else ""
-        row = [_ci(cells[e]) if e in cells else "—" for e in eps]
-        lines.append(f"| {a['label']}{mark} | {v} | " + " | ".join(row) + " |")
+        for v in [c for c in a["constants"] if c != "theory"] or ["theory"]:
+            cells = {r["eps"]: r["T"] for r in fits if r["algorithm"] == m and r["constants"] == v}
+            row = [_ci(cells[e]) if e in cells else "—" for e in eps]
+            lines.append(f"| {a['label']}{mark} | {v} | " + " | ".join(row) + " |")
     return lines
 
 
@@ -320,7 +361,7 @@ def _verdicts(data, fits) -> list[str]:
     theory's and where not."""
     lines = ["", "## Where the theory's shape holds and where it does not", ""]
     g = data["random_play"]["per_round"][str(data["settings"]["base_dim"])]["mean"]
-    for v in ("theory", "tuned"):
+    for v in _variants(data):
         rows = [r for r in fits if r["constants"] == v]
         if not rows:
             continue
@@ -456,9 +497,8 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
 
     plt = pyplot()
     methods = _ordered(data["algorithms"])
-    variants = [
-        v for v in ("theory", "tuned") if any(v in a["constants"] for a in data["algorithms"].values())
-    ]
+    order = _variants(data)
+    variants = [v for v in order if any(v in a["constants"] for a in data["algorithms"].values())]
     eps = [float(e) for e in arrays["eps"]]
     paths = {}
     s = data["settings"]
@@ -500,7 +540,7 @@ def draw(arrays: dict, data: dict, out: Path) -> dict:
                 ax = axes[vi, ei]
                 firsts = []
                 for m in methods:
-                    Y = arrays[f"{part}/{m}"][("theory", "tuned").index(v), ei]  # [grid, seed]
+                    Y = arrays[f"{part}/{m}"][order.index(v), ei]  # [grid, seed]
                     x = np.asarray(grid, float)
                     if part == "C":
                         Y = Y - Y[:1]

@@ -23,18 +23,15 @@ import jaxbandit as jb
 from ...core.validation import check_flag
 from ...persist.atomic import atomic_write_bytes, atomic_write_json
 from ..common import device_info, jsonable, now, save_result, versions
-from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
-from ..figure1.tuning import load_tuned
+from ..figure1.settings import DIM, NUM_ARMS
 from . import fit as F
+from . import tuning as tuning_lib
 from .report import PAPER_BOUND_SOURCE, arrays_from, draw, markdown  # noqa: F401 (arrays_from: re-exported)
 from .settings import (
     FULL,
     LINEAR_COST,
     QUICK,
     TAIL_MARGIN,
-    TUNED_AT,
-    TUNED_NOISE,
-    VARIANTS,
     Plan,
     algorithm_factory,
     check_algorithms,
@@ -42,7 +39,7 @@ from .settings import (
     environment,
     moment_bound,
     override,
-    tuned_constants,
+    variant_names,
 )
 
 
@@ -149,6 +146,7 @@ def run(
     budgets: Sequence[float] | None = None,
     dims: Sequence[int] | None = None,
     linear_cost_max_horizon: int | None = None,
+    tune_horizons: Sequence[int] | None = None,
     tuned_file: str | os.PathLike | None = None,
     workers: int | None = None,
     resamples: int = F.DEFAULT_RESAMPLES,
@@ -157,9 +155,9 @@ def run(
     command: str | None = None,
 ) -> ScalingResult:
     """Measure how final regret grows with T (per ε), with C and with d, for every selected algorithm
-    with its theory constants and with Figure 1's tuned constants, fit the exponents with bootstrap
-    confidence intervals, and write ``scaling.json``, ``scaling.md``, ``results_{T,C,d}.npz`` and the
-    figures.
+    with its theory constants and with constants tuned for this study per ε at each tuning horizon
+    (:mod:`.tuning`), fit the exponents with bootstrap confidence intervals, and write ``tuning.json``,
+    ``scaling.json``, ``scaling.md``, ``results_{T,C,d}.npz`` and the figures.
 
     Args:
       quick: the small plan (:data:`QUICK`, a few minutes on a 2-core CPU) instead of :data:`FULL` (meant
@@ -173,7 +171,10 @@ def run(
       budgets: the corruption budgets C of part (b); they must hold 0.
       dims: the dimensions d of part (c).
       linear_cost_max_horizon: the largest T at which the algorithms of registry cost "O(t)" run.
-      tuned_file: Figure 1's tuned-constants JSON (default: the packaged one).
+      tune_horizons: the horizons the constants are tuned at, per ε (each set a constants variant
+        ``tuned@T``; ``()``: theory constants only).
+      tuned_file: a ``tuning.json`` of an earlier scaling run to start from (its entries are reused,
+        the missing ones tuned); default ``out/tuning.json`` when it exists (a resumed run).
       workers: sweeps compiled and run concurrently (default :func:`default_workers`): threads on a
         GPU, processes on a CPU backend; 1 runs them one after another in this process.
       resamples: bootstrap resamples per confidence interval.
@@ -194,6 +195,7 @@ def run(
         dims=dims,
         seeds=seeds,
         linear_cost_max_horizon=linear_cost_max_horizon,
+        tune_horizons=None if tune_horizons is None else tuple(tune_horizons),
     )
     if workers is None:
         workers = default_workers()
@@ -207,17 +209,30 @@ def run(
     custom = plan._replace(seeds=0) != check_plan(default)._replace(seeds=0)
     mode = ("quick" if quick else "full") + (" (custom grids)" if custom else "")
     seed_ids = list(range(plan.seeds))
-    tuned_data = load_tuned(tuned_file)
-    tuned: dict[str, tuple | None] = {}
-    tuned_notes: dict[str, str] = {}
-    for m in methods:
-        tuned[m], tuned_notes[m] = tuned_constants(tuned_data, m)
-        used = set(tuned_data["methods"].get(m, {}).get("seeds", TUNE_SEEDS)) & set(seed_ids)
-        if tuned[m] is not None and used:
-            raise ValueError(
-                f"seeds={plan.seeds!r} is invalid: the reported seeds share {len(used)} seed(s) with the "
-                f"seeds {m} was tuned on (e.g. {sorted(used)[:3]}); use fewer seeds"
-            )
+    variants = variant_names(plan.tune_horizons)
+    tuned_path = out / "tuning.json"
+    start = None
+    if tuned_file is not None:
+        start = tuning_lib.load(tuned_file)
+    elif tuned_path.exists():
+        start = tuning_lib.load(tuned_path)
+    t_tune = time.perf_counter()
+    tuned_data = None
+    if plan.tune_horizons:
+        out.mkdir(parents=True, exist_ok=True)
+        entries = sum(len(tuning_lib.tune_horizons_for(plan, m)) for m in methods) * len(plan.eps)
+        bar = None
+        if progress:
+            from ...runner import progress as progress_lib
+
+            bar = progress_lib.bar(total=entries, desc="scaling tuning", unit="setting")
+        tuned_data = tuning_lib.tune(plan, methods, tuned_path, start, bar)
+        if bar is not None:
+            bar.close()
+    tune_seconds = time.perf_counter() - t_tune
+    tuned: dict[str, tuple] = {
+        m: tuning_lib.table(tuned_data, plan, m) if tuned_data else ((), None) for m in methods
+    }
 
     jobs = plan_jobs(plan, methods)
     t_start = time.perf_counter()
@@ -225,7 +240,7 @@ def run(
     sweep_seconds = time.perf_counter() - t_start
     arrays = _assemble(done, plan, methods, seed_ids)
     t_fit = time.perf_counter()
-    fits = _fits(arrays, plan, methods, tuned, resamples)
+    fits = _fits(arrays, plan, methods, resamples)
     fit_seconds = time.perf_counter() - t_fit
     random_play = random_play_regret(sorted(set(plan.dims) | {DIM}))
     identical = identical_runs(arrays, methods)
@@ -269,16 +284,20 @@ def run(
             "record": "final round only (cumulative pseudo-regret at T)",
             "beta_with_T": "Each T is its own run. Theory constants: every constant is the theory value for "
             "that T (CR-Hvt-UCB's beta_t = 409 log(2T^2/delta) tau_0 t^e + sqrt(lambda(2+4S^2)) with "
-            "delta = 1/(8T), so the radius grows with log T). Tuned constants: Figure 1's tuned multipliers "
-            "of the theory radius (beta_scale, LinTS's v), found at T = 5000 and kept at every T, so the "
-            "tuned radius follows the theory radius's growth in T; nothing is re-tuned per T.",
+            "delta = 1/(8T), so the radius grows with log T). Tuned constants tuned@T': tuned for this "
+            "study per eps at the horizon T' (the radius as a multiple of the theory radius, the second "
+            "constant as a value); at every T the run uses that multiple of the theory radius for T, so "
+            "a set is tested away from the horizon it was tuned for as well as at it.",
             "linear_cost_cap": f"algorithms with registry cost {LINEAR_COST} run horizons <= "
             f"{plan.linear_cost_max_horizon} only",
+            "variants": list(variants),
             "tuned": {
-                "file": tuned_data["_path"],
-                "sha256": tuned_data["_sha256"],
-                "setting": TUNED_NOISE,
-                "tuned_at": TUNED_AT,
+                "file": str(tuned_path) if tuned_data else None,
+                "sha256": tuning_lib.digest(tuned_path) if tuned_data else None,
+                "tune_horizons": list(plan.tune_horizons),
+                "setting": tuning_lib.setting(),
+                "protocol": "jaxbandit.experiments.bench.protocol (radius multiple of its theory value "
+                "over the same grid for every algorithm, then its second constant; edges extended)",
             },
         },
         "algorithms": {
@@ -288,9 +307,8 @@ def run(
                 "cost": jb.registry.algorithm(m).cost,
                 "knowledge": list(jb.registry.algorithm(m).knowledge),
                 "horizons": list(plan.horizons_for(jb.registry.algorithm(m))),
-                "constants": ["theory"] + (["tuned"] if tuned[m] is not None else []),
-                "tuned_values": _named(m, tuned[m]),
-                "tuned_note": tuned_notes[m],
+                "constants": ["theory"] + [f"tuned@{T}" for T in tuned[m][0]],
+                "tuned": _tuned_summary(tuned_data, m, tuned[m][0], plan.eps),
             }
             for m in methods
         },
@@ -311,6 +329,7 @@ def run(
         "workers": workers,
         "wall_seconds": {
             "total": None,
+            "tuning": tune_seconds,
             "sweeps_including_compilation": sweep_seconds,
             "fits": fit_seconds,
             "per_sweep": [
@@ -343,20 +362,40 @@ def run(
     return ScalingResult(arrays=arrays, data=data, paths=paths)
 
 
-def _named(method: str, values: tuple | None) -> dict | None:
-    return None if values is None else dict(zip(jb.registry.algorithm(method).grid, values))
+def _tuned_summary(data: dict | None, method: str, horizons, eps) -> dict:
+    """Per tuning horizon and ε: the chosen point (radius multiplier and second constant), its
+    tuning-seed mean ± s.e., the budget, the edges reached and whether the radius curve is flat."""
+    out: dict = {}
+    if data is None:
+        return out
+    for T in horizons:
+        for e in eps:
+            entry = data["methods"][method][str(T)][f"{float(e):g}"]
+            best = [r for r in entry["rows"] if all(r.get(n) == v for n, v in entry["best"].items())]
+            out.setdefault(f"tuned@{T}", {})[f"{float(e):g}"] = {
+                "point": entry["best"],
+                "mean": best[0]["mean"] if best else None,
+                "stderr": best[0]["stderr"] if best else None,
+                "budget": entry["budget"],
+                "edges": entry["edges"],
+                "radius_curve_flat": entry["radius_curve"]["flat"],
+            }
+    return out
 
 
 # --- the sweeps --------------------------------------------------------------------------------------
 
 
 def _run_job(job: Job, plan: Plan, seed_ids, tuned) -> dict:
+    """One sweep; its regret and budget spent as `[eps, C, variant, seed]` over the plan's variants
+    (NaN for a tuning horizon the method was not tuned at)."""
+    horizons, table = tuned
     grid = {"eps": list(plan.eps), "C": list(job.budgets)}
-    if tuned is not None:
-        grid["variant"] = [0.0, 1.0]
+    if table is not None:
+        grid["variant"] = [float(k) for k in range(len(horizons) + 1)]
     t0 = time.perf_counter()
     res = jb.sweep(
-        algorithm_factory(job.method, job.horizon, job.dim, tuned),
+        algorithm_factory(job.method, job.horizon, job.dim, table, plan.eps if table else None),
         environment(job.dim),
         grid,
         horizon=job.horizon,
@@ -366,9 +405,13 @@ def _run_job(job: Job, plan: Plan, seed_ids, tuned) -> dict:
     )
     regret = np.asarray(res.final_regret, np.float64)  # [eps, C, (variant,) seed]
     spent = np.asarray(res.data["corruption_spent"][..., -1], np.float64)
-    if tuned is None:  # theory only: a tuned variant of NaN
-        regret = np.stack([regret, np.full_like(regret, np.nan)], axis=2)
-        spent = np.stack([spent, np.full_like(spent, np.nan)], axis=2)
+    if table is None:
+        regret, spent = regret[:, :, None], spent[:, :, None]
+    where = [0] + [1 + plan.tune_horizons.index(T) for T in horizons]  # the plan's variant index
+    shape = (*regret.shape[:2], 1 + len(plan.tune_horizons), regret.shape[-1])
+    regret_all, spent_all = np.full(shape, np.nan), np.full(shape, np.nan)
+    regret_all[:, :, where], spent_all[:, :, where] = regret, spent
+    regret, spent = regret_all, spent_all
     runs = int(np.prod(res.final_regret.shape))
     return {"regret": regret, "spent": spent, "seconds": time.perf_counter() - t0, "runs": runs}
 
@@ -382,7 +425,8 @@ def _run_jobs(jobs, plan, seed_ids, tuned, workers, progress) -> dict:
     or an algorithm is registered outside jaxbandit (a fresh process would not know it)."""
     for job in jobs:  # build the cached factories here, not concurrently in the threads
         environment(job.dim)
-        algorithm_factory(job.method, job.horizon, job.dim, tuned[job.method])
+        table = tuned[job.method][1]
+        algorithm_factory(job.method, job.horizon, job.dim, table, plan.eps if table else None)
     bar = None
     if progress:
         from ...runner import progress as progress_lib
@@ -449,7 +493,7 @@ def _assemble(done: dict, plan: Plan, methods, seed_ids) -> dict:
       d = 10 (part (b));
     - ``d/<method>`` `[variant, eps, dim, seed]` at the dimension horizon, C = 0 (part (c));
     and the grids ``horizons``, ``eps``, ``budgets``, ``dims``, ``seeds``."""
-    n_v, n_e, n_s = len(VARIANTS), len(plan.eps), len(seed_ids)
+    n_v, n_e, n_s = len(variant_names(plan.tune_horizons)), len(plan.eps), len(seed_ids)
     arrays: dict = {
         "horizons": np.asarray(plan.horizons),
         "eps": np.asarray(plan.eps),
@@ -488,12 +532,14 @@ def _try(fit_fn, x, Y, resamples) -> dict:
         return {"error": str(err)}
 
 
-def _fits(arrays: dict, plan: Plan, methods, tuned, resamples) -> list[dict]:
-    """One entry per (algorithm, constants, ε): the three parts' fits and what the theory predicts."""
+def _fits(arrays: dict, plan: Plan, methods, resamples) -> list[dict]:
+    """One entry per (algorithm, constants, ε) that ran: the three parts' fits and what the theory
+    predicts."""
     rows = []
     for m in methods:
-        variants = VARIANTS if tuned[m] is not None else VARIANTS[:1]
-        for vi, v in enumerate(variants):
+        for vi, v in enumerate(variant_names(plan.tune_horizons)):
+            if not np.isfinite(arrays[f"T/{m}"][vi]).any():  # not tuned at that horizon
+                continue
             for ei, e in enumerate(plan.eps):
                 T = arrays[f"T/{m}"][vi, ei]
                 run_T = np.all(np.isfinite(T), axis=1)
@@ -572,7 +618,7 @@ def results(arrays: dict, methods, plan: Plan, info: dict | None = None) -> dict
         regret = np.stack([arrays[f"{part}/{m}"] for m in methods])  # [alg, variant, eps, grid, seed]
         coords: dict = {
             "algorithm": np.asarray(methods),
-            "constants": np.asarray(VARIANTS),
+            "constants": np.asarray(variant_names(plan.tune_horizons)),
             "eps": arrays["eps"],
         }
         if part == "T":

@@ -1,5 +1,5 @@
 """The scaling experiment's setting: the environment (Section 6's, with Pareto noise as heavy as each ε
-allows), the grids of the quick and full runs, the tuned constants it borrows from Figure 1, and the
+allows), the grids of the quick and full runs (with the horizons its constants are tuned at), and the
 factories its sweeps trace (one per algorithm, horizon and dimension: all three are static)."""
 
 from __future__ import annotations
@@ -15,18 +15,13 @@ import jaxbandit as jb
 from ...agents.registry import AlgorithmSpec, Problem
 from ...core import validation as V
 from ..common import check_numbers
-from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
+from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS  # noqa: F401 (DIM: the base dimension)
 
 #: Pareto's tail index exceeds 1 + ε by this much: the (1+ε)-moment exists, the (1.1+ε)-moment does not.
 TAIL_MARGIN = 0.1
-#: The Figure 1 noise setting whose tuned constants the scaling runs use (same family: centred Pareto;
-#: tuned there at ε = 0.4, shape 1.5 = 1 + 0.4 + TAIL_MARGIN, T = 5000, d = 10, seeds 1000–1009).
-TUNED_NOISE = "pareto"
-TUNED_AT = {"eps": 0.4, "horizon": 5000, "dim": DIM}
 #: Algorithms whose registry cost is this run only up to the plan's ``linear_cost_max_horizon``.
 LINEAR_COST = "O(t)"
 MIN_HORIZON = 4
-VARIANTS = ("theory", "tuned")
 
 
 class Plan(NamedTuple):
@@ -41,7 +36,10 @@ class Plan(NamedTuple):
     - ``linear_cost_max_horizon``: algorithms whose per-round cost grows with t (registry cost
       ``"O(t)"``: a refit over the whole history every round) run only the horizons up to this one;
     - ``corruption_horizon``, ``dim_horizon``: the T of parts (b) and (c) (horizons of the grid within
-      the cap, so that every algorithm runs them).
+      the cap, so that every algorithm runs them);
+    - ``tune_horizons``: the horizons at which each algorithm's constants are tuned, per ε
+      (:mod:`.tuning`); every set runs every horizon as its own constants variant ``tuned@T``. Empty:
+      theory constants only. An O(t) algorithm is tuned only at those up to the cap.
     """
 
     horizons: tuple[int, ...]
@@ -52,6 +50,7 @@ class Plan(NamedTuple):
     linear_cost_max_horizon: int
     corruption_horizon: int
     dim_horizon: int
+    tune_horizons: tuple[int, ...] = ()
 
     def horizons_for(self, spec: AlgorithmSpec) -> tuple[int, ...]:
         """The horizons ``spec`` runs: all, or those up to the cap for an O(t) algorithm."""
@@ -69,6 +68,7 @@ QUICK = Plan(
     linear_cost_max_horizon=1600,
     corruption_horizon=400,
     dim_horizon=400,
+    tune_horizons=(400, 1600),
 )
 FULL = Plan(
     horizons=(500, 1000, 2000, 4000, 8000, 16000),
@@ -79,6 +79,7 @@ FULL = Plan(
     linear_cost_max_horizon=4000,
     corruption_horizon=2000,
     dim_horizon=2000,
+    tune_horizons=(2000, 16000),
 )
 
 
@@ -112,56 +113,38 @@ def environment(dim: int):
     return make
 
 
+def variant_names(tune_horizons) -> tuple[str, ...]:
+    """The constants variants of a run: ``theory``, then ``tuned@T`` per tuning horizon T."""
+    return ("theory",) + tuple(f"tuned@{int(T)}" for T in tune_horizons)
+
+
 @functools.cache
-def algorithm_factory(method: str, horizon: int, dim: int, tuned: tuple | None):
+def algorithm_factory(method: str, horizon: int, dim: int, tuned: tuple | None = None, eps=None):
     """The factory of ``method``'s sweep at (T, d): theory constants for that T and d from the registry,
-    and with ``tuned`` (values in registry-grid order) a ``variant`` axis (0: theory, 1: tuned). The
-    algorithm knows ε, ν (:func:`moment_bound`) and C. Cached, so each (method, T, d) compiles once."""
+    and with ``tuned`` (points ``[set][ε][constant]`` in :func:`protocol.constant_axes` order, for the ε
+    grid ``eps``) a ``variant`` axis: 0 the theory constants, k the k-th set's point at ``p["eps"]``
+    (the radius as that multiple of the theory radius for this T). The algorithm knows ε, ν
+    (:func:`moment_bound`) and C. Cached, so each (method, T, d) compiles once."""
+    from ..bench import protocol
+
     spec = jb.registry.algorithm(method)
     names = tuple(spec.grid)
+    axes = protocol.constant_axes(method)
+    table = None if tuned is None else jnp.asarray(tuned)  # [set, eps, constant]
+    grid = None if eps is None else jnp.asarray(eps)
 
     def make(p):
         prob = Problem(horizon, dim, eps=p["eps"], nu=moment_bound(p["eps"]), corruption=p["C"])
         values = spec.theory(prob)
-        if tuned is not None:
-            values = {n: jnp.where(p["variant"] < 0.5, values[n], tuned[k]) for k, n in enumerate(names)}
+        if table is not None:
+            k = jnp.asarray(p["variant"]).astype(jnp.int32)
+            row = table[jnp.maximum(k - 1, 0), jnp.argmin(jnp.abs(grid - p["eps"]))]
+            chosen = protocol.constants(names, values[names[0]], {n: row[i] for i, n in enumerate(axes)})
+            values = {n: jnp.where(k == 0, values[n], chosen[n]) for n in names}
         return spec.build(prob, values)
 
     make.__qualname__ = f"scaling.{method}.T{horizon}.d{dim}"
     return make
-
-
-# --- the tuned constants -----------------------------------------------------------------------------
-
-
-def tuned_constants(data: dict | None, method: str) -> tuple[tuple | None, str]:
-    """``method``'s tuned values (registry-grid order) from Figure 1's file, or None with the reason."""
-    if data is None:
-        return None, "not requested"
-    entry = data["methods"].get(method)
-    if entry is None:
-        return None, (
-            f"the tuned constants file has no entry for {method!r}: theory constants only "
-            "(tune it with 'python -m jaxbandit tune-figure1 --methods ...')"
-        )
-    best = entry.get("noise", {}).get(TUNED_NOISE, {}).get("best")
-    names = tuple(jb.registry.algorithm(method).grid)
-    if not isinstance(best, dict) or sorted(best) != sorted(names):
-        return None, (
-            f"the tuned constants file has no {TUNED_NOISE!r} setting for {method!r} with its constants "
-            f"{names}: theory constants only"
-        )
-    note = (
-        f"Figure 1's {TUNED_NOISE} setting (tuned at eps = {TUNED_AT['eps']}, T = {entry.get('horizon')}, "
-        f"d = {TUNED_AT['dim']} on seeds {_span(entry.get('seeds', []))}); used unchanged at every eps, "
-        "T and d"
-    )
-    return tuple(float(best[n]) for n in names), note
-
-
-def _span(seeds) -> str:
-    seeds = sorted(int(s) for s in seeds)
-    return f"{seeds[0]}..{seeds[-1]}" if seeds else "unknown"
 
 
 # --- argument checks ---------------------------------------------------------------------------------
@@ -198,6 +181,9 @@ def check_plan(plan: Plan) -> Plan:
                 f"{name}={value!r} is invalid: it must be one of the horizons {horizons} and at most "
                 f"linear_cost_max_horizon={cap}"
             )
+    tune_horizons: tuple = ()
+    if not (isinstance(plan.tune_horizons, (tuple, list)) and len(plan.tune_horizons) == 0):
+        tune_horizons = check_numbers("tune_horizons", plan.tune_horizons, MIN_HORIZON, integer=True)
     return Plan(
         horizons,
         eps,
@@ -207,6 +193,7 @@ def check_plan(plan: Plan) -> Plan:
         int(cap),
         int(plan.corruption_horizon),
         int(plan.dim_horizon),
+        tuple(int(T) for T in tune_horizons),
     )
 
 
