@@ -2,10 +2,10 @@
 
 Not a speed benchmark: the measurement behind the scaling study's explanation (docs/scaling.md). The
 scaling study's setting (d = 10, K = 20, centred Pareto with shape 1.1 + ε, ν as the scaling study gives
-it, C = 0) and its tuned radius (β-scale 10⁻⁶, Figure 1's Pareto optimum), with the step size α, the
-radius and λ varied one at a time around the study's α = 32: if the rise came from too little
-exploration, a larger radius would lower the late slopes; if it comes from the OMD step, a smaller α
-would. Per variant and ε: the final regret at every horizon (per seed) and the local log–log slopes
+it, C = 0) around α = 32 and β-scale 10⁻⁶ (an earlier Figure 1 Pareto optimum, under which the local
+slope rises; labelled "the study's"), with the step size α, the radius and λ varied one at a time: if
+the rise came from too little exploration, a larger radius would lower the late slopes; if it comes from
+the OMD step, a smaller α would. Per variant and ε: the final regret at every horizon (per seed) and the local log–log slopes
 between neighbouring horizons, with a seed-bootstrap interval for the last one. Writes
 ``step_size.json``.
 
