@@ -38,10 +38,12 @@ Command line::
     python -m jaxbandit scaling [--quick] [--out DIR] [--algorithms A B ...] [--seeds N]
                                 [--tune-horizons T ...] [--theory-only] [--progress/--no-progress]
 
-Writes ``DIR/tuning.json`` (every setting each tuning evaluated; a rerun reuses it), ``DIR/scaling.json`` (every fit with its interval, settings, versions, device, timings),
-``DIR/scaling.md``, the final regrets of each part as a ``jb.SweepResult`` — ``DIR/results_T.npz`` (dims
-algorithm, constants, eps, seed, round = the horizon T), ``results_C.npz`` (…, C, …) and ``results_d.npz``
-(…, dim, …), each with, with xarray, a ``.nc`` beside it — and ``DIR/scaling_{T,C,d}.png``.
+Writes ``DIR/tuning.json`` (every setting each tuning evaluated; a rerun reuses it),
+``DIR/scaling.json`` (every fit with its interval, settings, versions, device, timings),
+``DIR/scaling.md``, the final regrets of each part as a ``jb.SweepResult`` — ``DIR/results_T.npz``
+(dims algorithm, constants, eps, seed, round = the horizon T), ``results_C.npz`` (…, C, …) and
+``results_d.npz`` (…, dim, …), each with, with xarray, a ``.nc`` beside it — and
+``DIR/scaling_{T,C,d}.png``.
 """
 
 from __future__ import annotations

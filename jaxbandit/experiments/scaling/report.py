@@ -85,8 +85,9 @@ def markdown(data: dict) -> str:
         "",
         f"`{data['command']}` — {data['mode']} run, {data['created']}, "
         f"{len(s['seeds'])} seeds (0..{len(s['seeds']) - 1}), on {data['device']['device_kind']} "
-        f"({data['device']['backend']}), {data['wall_seconds']['total']:.0f} s in all "
-        f"({data['wall_seconds']['sweeps_including_compilation']:.0f} s of sweeps including compilation, "
+        f"({data['device']['backend']}), {_seconds_in_all(data):.0f} s in all ("
+        + (f"{data['wall_seconds']['tuning']:.0f} s of tuning, " if "tuning" in data["wall_seconds"] else "")
+        + f"{data['wall_seconds']['sweeps_including_compilation']:.0f} s of sweeps including compilation, "
         f"{data['workers']} at a time); jaxbandit {data['versions']['jaxbandit']}, "
         f"jax {data['versions']['jax']}.",
         "",
@@ -156,6 +157,11 @@ def markdown(data: dict) -> str:
     lines += _part_c(data, fits, rp)
     lines += _verdicts(data, fits)
     return "\n".join(lines) + "\n"
+
+
+def _seconds_in_all(data: dict) -> float:
+    """The run's wall seconds: its tuning (when it tuned) and everything after it (``total``)."""
+    return data["wall_seconds"].get("tuning", 0.0) + data["wall_seconds"]["total"]
 
 
 def _tuning_sentence(s: dict) -> str:

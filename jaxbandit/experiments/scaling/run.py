@@ -328,7 +328,7 @@ def run(
         "device": device_info(),
         "workers": workers,
         "wall_seconds": {
-            "total": None,
+            "total": None,  # everything after the tuning
             "tuning": tune_seconds,
             "sweeps_including_compilation": sweep_seconds,
             "fits": fit_seconds,
@@ -349,7 +349,8 @@ def run(
     if verbose:
         print(_summary_lines(data))
         print(
-            f"\n{data['wall_seconds']['total']:.1f} s in all on {jax.devices()[0].platform} "
+            f"\n{tune_seconds + data['wall_seconds']['total']:.1f} s in all ({tune_seconds:.1f} s of "
+            f"tuning) on {jax.devices()[0].platform} "
             f"({len(jobs)} compiled sweeps, {workers} at a time)"
         )
         print("wrote " + ", ".join(str(p) for p in paths.values()))
