@@ -5,9 +5,9 @@ scaling study's setting (d = 10, K = 20, centred Pareto with shape 1.1 + ε, ν 
 it, C = 0) around α = 32 and β-scale 10⁻⁶ (an earlier Figure 1 Pareto optimum, under which the local
 slope rises; labelled "the study's"), with the step size α, the radius and λ varied one at a time: if
 the rise came from too little exploration, a larger radius would lower the late slopes; if it comes from
-the OMD step, a smaller α would. Per variant and ε: the final regret at every horizon (per seed) and the local log–log slopes
-between neighbouring horizons, with a seed-bootstrap interval for the last one. Writes
-``step_size.json``.
+the OMD step, a smaller α would. Per variant and ε: the final regret at every horizon (per seed) and the
+local log–log slopes between neighbouring horizons, with a seed-bootstrap interval for the last one.
+Writes ``step_size.json``.
 
     python benchmarks/step_size.py [--horizons 2000 4000 ... 64000] [--seeds 30] [--eps 0.4 1.0]
 """
