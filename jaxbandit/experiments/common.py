@@ -4,6 +4,8 @@ beside a result (package versions, the device, the time) and the checks of their
 from __future__ import annotations
 
 import datetime
+import hashlib
+import json
 import math
 import os
 import platform
@@ -78,6 +80,16 @@ def device_info() -> dict:
 def now() -> str:
     """The time in UTC, ISO 8601 to the second."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def read_json(path, name: str) -> tuple:
+    """The JSON content of the file ``path`` and the SHA-256 of its bytes (read once); a ``ValueError``
+    beginning with ``name`` (the file as the caller names it) when it cannot be read or parsed."""
+    try:
+        raw = Path(path).read_bytes()
+        return json.loads(raw.decode()), hashlib.sha256(raw).hexdigest()
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{name} is invalid: not a readable JSON file ({err})") from None
 
 
 def jsonable(x):

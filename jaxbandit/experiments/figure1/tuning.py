@@ -13,8 +13,6 @@ reads by default.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import sys
 import time
@@ -30,7 +28,7 @@ from ...core.validation import check_flag, check_int
 from ...persist.atomic import atomic_write_json
 from ...report.analysis import mean_and_stderr
 from ..bench import protocol
-from ..common import device_info, jsonable, now, seed_list, versions
+from ..common import device_info, jsonable, now, read_json, seed_list, versions
 from .methods import (
     MAIN_METHODS,
     all_methods,
@@ -64,10 +62,7 @@ def load_tuned(path=None) -> dict:
             f"tuned constants file {str(path)!r} does not exist: create it with "
             "'python -m jaxbandit tune-figure1 --out FILE'"
         )
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"tuned constants file {str(path)!r} is not valid JSON ({err})") from None
+    data, sha256 = read_json(path, f"tuned constants file {str(path)!r}")
     if (
         not isinstance(data, dict)
         or data.get("format") != TUNED_FORMAT
@@ -98,7 +93,7 @@ def load_tuned(path=None) -> dict:
                     f"numbers for {names}, got {best!r}"
                 )
     data["_path"] = str(path)
-    data["_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    data["_sha256"] = sha256
     return data
 
 

@@ -22,7 +22,7 @@ import jaxbandit as jb
 
 from ...core.validation import check_flag
 from ...persist.atomic import atomic_write_bytes, atomic_write_json
-from ..common import device_info, jsonable, now, save_result, versions
+from ..common import device_info, jsonable, now, read_json, save_result, versions
 from ..figure1.settings import DIM, NUM_ARMS
 from . import fit as F
 from . import tuning as tuning_lib
@@ -293,7 +293,7 @@ def run(
             "variants": list(variants),
             "tuned": {
                 "file": str(tuned_path) if tuned_data else None,
-                "sha256": tuning_lib.digest(tuned_path) if tuned_data else None,
+                "sha256": read_json(tuned_path, f"tuned_file={str(tuned_path)!r}")[1] if tuned_data else None,
                 "tune_horizons": list(plan.tune_horizons),
                 "setting": tuning_lib.setting(),
                 "protocol": "jaxbandit.experiments.bench.protocol (radius multiple of its theory value "

@@ -14,6 +14,7 @@ import jaxbandit as jb
 
 from ...agents.registry import AlgorithmSpec, Problem
 from ...core import validation as V
+from ..bench import protocol
 from ..common import check_numbers
 from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS  # noqa: F401 (DIM: the base dimension)
 
@@ -54,9 +55,13 @@ class Plan(NamedTuple):
 
     def horizons_for(self, spec: AlgorithmSpec) -> tuple[int, ...]:
         """The horizons ``spec`` runs: all, or those up to the cap for an O(t) algorithm."""
+        return self.within_cap(spec, self.horizons)
+
+    def within_cap(self, spec: AlgorithmSpec, horizons: tuple[int, ...]) -> tuple[int, ...]:
+        """``horizons``, or for an O(t) algorithm those up to ``linear_cost_max_horizon``."""
         if spec.cost == LINEAR_COST:
-            return tuple(t for t in self.horizons if t <= self.linear_cost_max_horizon)
-        return self.horizons
+            return tuple(t for t in horizons if t <= self.linear_cost_max_horizon)
+        return horizons
 
 
 QUICK = Plan(
@@ -125,8 +130,6 @@ def algorithm_factory(method: str, horizon: int, dim: int, tuned: tuple | None =
     grid ``eps``) a ``variant`` axis: 0 the theory constants, k the k-th set's point at ``p["eps"]``
     (the radius as that multiple of the theory radius for this T). The algorithm knows ε, ν
     (:func:`moment_bound`) and C. Cached, so each (method, T, d) compiles once."""
-    from ..bench import protocol
-
     spec = jb.registry.algorithm(method)
     names = tuple(spec.grid)
     axes = protocol.constant_axes(method)

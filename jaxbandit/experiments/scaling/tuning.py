@@ -18,7 +18,6 @@ and tunes only the missing ones, so a killed run resumes.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 import time
@@ -33,9 +32,9 @@ from ...agents.registry import Problem
 from ...persist.atomic import atomic_write_json
 from ...report.analysis import mean_and_stderr
 from ..bench import protocol
-from ..common import jsonable, now, versions
+from ..common import jsonable, now, read_json, versions
 from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
-from .settings import LINEAR_COST, TAIL_MARGIN, Plan, environment, moment_bound
+from .settings import TAIL_MARGIN, Plan, environment, moment_bound
 
 FORMAT = "jaxbandit-scaling-tuning/1"
 OBJECTIVE = "mean final regret at the tuning horizon over the tuning seeds (C = 0, d = 10)"
@@ -57,9 +56,7 @@ def setting() -> dict:
 
 def tune_horizons_for(plan: Plan, method: str) -> tuple[int, ...]:
     """The tuning horizons of ``method``: all of the plan's, or those up to the cap for an O(t) one."""
-    if jb.registry.algorithm(method).cost == LINEAR_COST:
-        return tuple(T for T in plan.tune_horizons if T <= plan.linear_cost_max_horizon)
-    return plan.tune_horizons
+    return plan.within_cap(jb.registry.algorithm(method), plan.tune_horizons)
 
 
 def _key(eps: float) -> str:
@@ -120,11 +117,7 @@ def tune_one(method: str, horizon: int, eps: float) -> dict:
 
 def load(path: str | os.PathLike) -> dict:
     """A scaling tuning file, checked (format and setting); ``ValueError`` naming the file."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"tuned_file={str(path)!r} is invalid: not a readable JSON file ({err})") from None
+    data, _ = read_json(path, f"tuned_file={str(path)!r}")
     if (
         not isinstance(data, dict)
         or data.get("format") != FORMAT
@@ -173,8 +166,3 @@ def table(data: dict, plan: Plan, method: str) -> tuple[tuple[int, ...], tuple |
         for T in horizons
     )
     return horizons, rows
-
-
-def digest(path: str | os.PathLike) -> str:
-    """SHA-256 of the file's bytes."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
