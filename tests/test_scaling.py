@@ -15,6 +15,7 @@ import jaxbandit as jb
 from jaxbandit import cli
 from jaxbandit.experiments import scaling
 from jaxbandit.experiments.bench import protocol
+from jaxbandit.experiments.figure1 import load_tuned
 from jaxbandit.experiments.figure1.settings import TUNE_SEEDS
 from jaxbandit.experiments.scaling import fit as F
 from jaxbandit.experiments.scaling import settings as S
@@ -384,6 +385,20 @@ def test_a_tuning_file_of_another_format_or_setting_is_refused_by_name(tmp_path)
     bad.write_text("not json")
     with pytest.raises(ValueError, match=r"tuned_file=.* not a readable JSON file"):
         T.load(bad)
+
+
+def test_the_deprecated_tuned_constants_still_read_figure1s_pareto_setting():
+    data = load_tuned()
+    for name in jb.registry.names():
+        with pytest.warns(DeprecationWarning, match="tunes its own constants"):
+            values, note = scaling.tuned_constants(data, name)
+        best = data["methods"][name]["noise"]["pareto"]["best"]
+        assert values == tuple(float(best[k]) for k in jb.registry.algorithm(name).grid)
+        assert "unchanged" in note
+    without = {"methods": {k: v for k, v in data["methods"].items() if k != "oful"}}
+    with pytest.warns(DeprecationWarning):
+        values, note = scaling.tuned_constants(without, "oful")
+    assert values is None and "theory constants only" in note
 
 
 def test_random_play_regret_against_an_independent_monte_carlo():

@@ -70,6 +70,7 @@ from .settings import (
     environment,
     moment_bound,
     noise,
+    tuned_constants,
     variant_names,
 )
 from .tuning import load as load_tuning
@@ -105,6 +106,7 @@ __all__ = [
     "rewrite",
     "run",
     "tune_constants",
+    "tuned_constants",
     "variant_names",
     "window_fit",
 ]

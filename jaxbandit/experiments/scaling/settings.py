@@ -5,6 +5,7 @@ factories its sweeps trace (one per algorithm, horizon and dimension: all three 
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -148,6 +149,36 @@ def algorithm_factory(method: str, horizon: int, dim: int, tuned: tuple | None =
 
     make.__qualname__ = f"scaling.{method}.T{horizon}.d{dim}"
     return make
+
+
+# --- the constants the study used to borrow --------------------------------------------------------
+
+
+def tuned_constants(data: dict | None, method: str) -> tuple[tuple | None, str]:
+    """Deprecated: ``method``'s values (registry-grid order) in Figure 1's centred Pareto setting (tuned
+    at ε = 0.4, T = 5000), or None with the reason — the constants the study borrowed for every ε and T
+    before it tuned its own (:mod:`.tuning`, ``tune_constants``); kept so that code calling it runs."""
+    warnings.warn(
+        "scaling.tuned_constants is deprecated: the scaling study tunes its own constants per eps and "
+        "horizon (jaxbandit.experiments.scaling.tune_constants, load_tuning)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    if data is None:
+        return None, "not requested"
+    entry = data["methods"].get(method)
+    if entry is None:
+        return None, f"the tuned constants file has no entry for {method!r}: theory constants only"
+    best = entry.get("noise", {}).get("pareto", {}).get("best")
+    names = tuple(jb.registry.algorithm(method).grid)
+    if not isinstance(best, dict) or sorted(best) != sorted(names):
+        return None, (
+            f"the tuned constants file has no 'pareto' setting for {method!r} with its constants {names}: "
+            "theory constants only"
+        )
+    return tuple(
+        float(best[n]) for n in names
+    ), "Figure 1's pareto setting, used unchanged at every eps, T and d"
 
 
 # --- argument checks ---------------------------------------------------------------------------------
