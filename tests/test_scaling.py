@@ -372,6 +372,16 @@ def test_each_tuned_variant_runs_the_point_chosen_for_its_eps_at_every_horizon(t
     }  # fmt: skip
 
 
+def test_tuning_refuses_a_bad_plan_or_algorithm_before_running(tmp_path):
+    with pytest.raises(ValueError, match=r"tune_horizons=.* in \[4, inf\]"):
+        T.tune(scaling.QUICK._replace(tune_horizons=(2,)), ["oful"], tmp_path / "t.json")
+    with pytest.raises(ValueError, match="no_such_ucb"):
+        T.tune(scaling.QUICK, ["no_such_ucb"], tmp_path / "t.json")
+    with pytest.raises(ValueError, match="width=0 is invalid"):
+        protocol.batches([1.0], 0)
+    assert not (tmp_path / "t.json").exists()
+
+
 def test_a_tuning_file_of_another_format_or_setting_is_refused_by_name(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{}")

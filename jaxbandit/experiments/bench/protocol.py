@@ -153,6 +153,8 @@ def batches(values: Sequence[float], width: int) -> list[tuple[list[float], list
     """``values`` in batches of ``width``: ``(part, padded)`` per batch, ``padded`` the part filled up
     to ``width`` with repeats of its last value, so that every batch of a search runs as one compiled
     program."""
+    if isinstance(width, bool) or not isinstance(width, (int, np.integer)) or width < 1:
+        raise ValueError(f"width={width!r} is invalid: give an integer >= 1")
     values = [float(v) for v in values]
     parts = [values[i : i + width] for i in range(0, len(values), width)]
     return [(part, part + part[-1:] * (width - len(part))) for part in parts]

@@ -34,7 +34,7 @@ from ...report.analysis import mean_and_stderr
 from ..bench import protocol
 from ..common import jsonable, now, read_json, versions
 from ..figure1.settings import DIM, NUM_ARMS, TUNE_SEEDS
-from .settings import TAIL_MARGIN, Plan, environment, moment_bound
+from .settings import TAIL_MARGIN, Plan, check_algorithms, check_plan, environment, moment_bound
 
 FORMAT = "jaxbandit-scaling-tuning/1"
 OBJECTIVE = "mean final regret at the tuning horizon over the tuning seeds (C = 0, d = 10)"
@@ -138,6 +138,7 @@ def tune(plan: Plan, methods, path: str | os.PathLike, start: dict | None = None
     """Every (method, tuning horizon, ε) entry the plan needs, in the file ``path``: the entries of
     ``start`` (a loaded file) are kept, the missing ones tuned, the file rewritten atomically after each
     (so a killed run resumes). ``bar``: a progress bar advanced per entry."""
+    plan, methods = check_plan(plan), check_algorithms(methods)
     data = start or {"format": FORMAT, "setting": setting(), "created": now(), "methods": {}}
     data["versions"] = versions()
     for m in methods:
