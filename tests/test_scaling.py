@@ -395,6 +395,18 @@ def test_a_tuning_file_of_another_format_or_setting_is_refused_by_name(tmp_path)
     bad.write_text("not json")
     with pytest.raises(ValueError, match=r"tuned_file=.* not a readable JSON file"):
         T.load(bad)
+    data = _tuning_file(tmp_path / "damaged.json", scaling.QUICK, ("oful",))
+    assert T.load(tmp_path / "damaged.json")["methods"].keys() == {"oful"}
+    for damage in ("nan", "-1", '"x"', "missing"):
+        broken = json.loads(json.dumps(data))
+        best = broken["methods"]["oful"]["400"]["0.4"]["best"]
+        if damage == "missing":
+            del best["lam"]
+        else:
+            best["lam"] = json.loads(damage) if damage != "nan" else float("nan")
+        (tmp_path / "damaged.json").write_text(json.dumps(broken))
+        with pytest.raises(ValueError, match=r"tuned_file=.*damaged.json.* invalid at oful/400/0.4"):
+            T.load(tmp_path / "damaged.json")
 
 
 def test_the_deprecated_tuned_constants_still_read_figure1s_pareto_setting():

@@ -116,7 +116,8 @@ def tune_one(method: str, horizon: int, eps: float) -> dict:
 
 
 def load(path: str | os.PathLike) -> dict:
-    """A scaling tuning file, checked (format and setting); ``ValueError`` naming the file."""
+    """A scaling tuning file, checked (format, setting, and every entry's chosen point: positive finite
+    numbers for the algorithm's constant axes); ``ValueError`` naming the file and the entry."""
     data, _ = read_json(path, f"tuned_file={str(path)!r}")
     if (
         not isinstance(data, dict)
@@ -131,7 +132,30 @@ def load(path: str | os.PathLike) -> dict:
             f"tuned_file={str(path)!r} is invalid: it was tuned under another setting "
             f"({data.get('setting')}), not {setting()}"
         )
+    for method, by_horizon in data["methods"].items():
+        names = protocol.constant_axes(method) if method in jb.registry.names() else None
+        for T, by_eps in by_horizon.items() if isinstance(by_horizon, dict) else [(None, None)]:
+            for e, entry in by_eps.items() if isinstance(by_eps, dict) else [(None, None)]:
+                best, rows = (
+                    (entry.get("best"), entry.get("rows")) if isinstance(entry, dict) else (None, None)
+                )
+                if (
+                    names is None
+                    or not isinstance(best, dict)
+                    or sorted(best) != sorted(names)
+                    or not all(_positive(v) for v in best.values())
+                    or not isinstance(rows, list)
+                ):
+                    raise ValueError(
+                        f"tuned_file={str(path)!r} is invalid at {method}/{T}/{e}: an entry of a "
+                        f"registered algorithm must hold its search's rows and a point of positive numbers "
+                        f"for {names}, got {best!r}; delete the entry (or the file) to tune it again"
+                    )
     return data
+
+
+def _positive(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
 
 
 def tune(plan: Plan, methods, path: str | os.PathLike, start: dict | None = None, bar=None) -> dict:
